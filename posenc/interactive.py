@@ -1,0 +1,345 @@
+"""Explorers: one object, two worlds.
+
+An :class:`Explorer` couples a plotly figure, an ``update`` function and a few
+:class:`Control` s. Displaying it gives
+
+* in a live kernel (JupyterLab 4, Notebook 7, VS Code): ipywidgets controls driving a
+  ``plotly.graph_objects.FigureWidget``; every change calls ``update`` for the value the
+  reader picked (any value in the control's live range, not only the grid);
+* in the static HTML site: the same figure with plotly sliders/buttons whose frames
+  were precomputed over the controls' grid values. A small site-wide script
+  (``posenc/assets/posenc-explorer.js``) swaps frames in the browser: no kernel, no network.
+
+Usage in a notebook::
+
+    def update(d_model: int, seq_len: int) -> Frame:
+        table = sinusoidal_table(seq_len, d_model).numpy()
+        return Frame(traces={0: {"z": table}}, layout={"title.text": f"d_model={d_model}"})
+
+    Explorer(
+        figure=heatmap([[0]], ...),
+        update=update,
+        controls=[Control("d_model", [16, 64, 128], live=(2, 512, 2)), Control("seq_len", [32, 64])],
+    )
+
+Both render paths go through :meth:`Explorer.frame` and :meth:`Explorer.apply`, so
+what a reader sees on the site is exactly what the live kernel computes.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import math
+import numbers
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from posenc.plots import figure_html
+
+__all__ = ["Control", "Frame", "Explorer"]
+
+#: Static pages above this many precomputed frames get too heavy; split the explorer.
+MAX_FRAMES = 400
+#: Significant decimals kept for floats in the static page's JSON.
+JSON_DECIMALS = 4
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What one setting of the controls changes in the figure.
+
+    Attributes:
+        traces: trace index -> plotly properties, e.g. ``{0: {"z": array, "x": [...]}}``.
+            Arrays may be numpy arrays, torch tensors or lists.
+        layout: flat plotly layout paths -> values, e.g. ``{"title.text": "..."}``.
+    """
+
+    traces: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    layout: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Control:
+    """One input of an explorer.
+
+    Attributes:
+        name: keyword argument passed to ``update``.
+        values: grid of values precomputed for the static page (numbers or strings).
+        label: text shown next to the control (defaults to ``name``).
+        default: starting value; must be one of ``values`` (defaults to the first).
+        live: ``(min, max, step)`` of the live slider for a numeric control, so a reader
+            with a kernel can pick any value in that range; ``None`` offers ``values`` only.
+    """
+
+    name: str
+    values: Sequence[Any]
+    label: str | None = None
+    default: Any = None
+    live: tuple[float, float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"Control name must be a Python identifier, got {self.name!r}")
+        if len(self.values) == 0:
+            raise ValueError(f"Control {self.name!r}: values must not be empty")
+        if len(set(map(repr, self.values))) != len(self.values):
+            raise ValueError(f"Control {self.name!r}: values must be distinct, got {list(self.values)!r}")
+        if self.default is not None and self.default not in self.values:
+            raise ValueError(
+                f"Control {self.name!r}: default {self.default!r} is not one of values {list(self.values)!r}"
+            )
+        if self.live is not None:
+            if not self.numeric:
+                raise ValueError(f"Control {self.name!r}: live=(min, max, step) needs numeric values")
+            low, high, step = self.live
+            if not (low <= min(self.values) and max(self.values) <= high and step > 0):
+                raise ValueError(
+                    f"Control {self.name!r}: live range {self.live!r} must satisfy min <= every value <= max, step > 0"
+                )
+
+    @property
+    def numeric(self) -> bool:
+        return all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in self.values)
+
+    @property
+    def start(self) -> Any:
+        return self.values[0] if self.default is None else self.default
+
+    @property
+    def text(self) -> str:
+        return self.label or self.name
+
+
+def _to_jsonable(value: Any) -> Any:
+    """Arrays/tensors to (rounded) nested lists so frames serialise compactly."""
+    if hasattr(value, "detach"):  # torch tensor
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        if np.issubdtype(value.dtype, np.floating):
+            rounded = np.round(value.astype(np.float64), JSON_DECIMALS)
+            return np.where(np.isfinite(rounded), rounded, None).tolist()
+        return value.tolist()
+    if isinstance(value, float):
+        return round(value, JSON_DECIMALS) if math.isfinite(value) else None
+    if isinstance(value, np.generic):
+        return _to_jsonable(value.item())
+    if isinstance(value, Mapping):
+        return {str(k): _to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_jsonable(v) for v in value]
+    return value
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"title.text": t}`` -> ``{"title": {"text": t}}`` for ``Figure.update_layout``."""
+    nested: dict[str, Any] = {}
+    for path, value in flat.items():
+        node = nested
+        *parents, leaf = path.split(".")
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = value
+    return nested
+
+
+class Explorer:
+    """An interactive figure that works live (ipywidgets) and statically (plotly controls).
+
+    Args:
+        figure: the figure skeleton: its traces (in order) are what ``Frame.traces`` indexes.
+        update: called with one keyword per control; returns the :class:`Frame` to apply.
+        controls: the inputs, in display order.
+        caption: optional text shown under the figure in both worlds.
+    """
+
+    def __init__(
+        self,
+        figure: go.Figure,
+        update: Callable[..., Frame],
+        controls: Sequence[Control],
+        *,
+        caption: str | None = None,
+    ) -> None:
+        if not controls:
+            raise ValueError("an Explorer needs at least one Control")
+        names = [c.name for c in controls]
+        if len(set(names)) != len(names):
+            raise ValueError(f"control names must be distinct, got {names}")
+        n_frames = math.prod(len(c.values) for c in controls)
+        if n_frames > MAX_FRAMES:
+            raise ValueError(
+                f"the static grid has {n_frames} frames (product of the controls' value counts); "
+                f"at most {MAX_FRAMES} are allowed: use fewer grid values and a live=(min, max, step) range"
+            )
+        self.figure = go.Figure(figure)
+        self.update = update
+        self.controls = tuple(controls)
+        self.caption = caption
+        self._widget: Any = None
+        self._figure_widget: Any = None
+        self.apply(self.frame(**{c.name: c.start for c in self.controls}), self.figure)
+
+    # -- the one update path shared by both worlds ---------------------------------
+    def frame(self, **values: Any) -> Frame:
+        """Compute the frame for one setting of the controls."""
+        frame = self.update(**values)
+        if not isinstance(frame, Frame):
+            raise TypeError(f"update must return a posenc.interactive.Frame, got {type(frame).__name__}")
+        for index in frame.traces:
+            if not 0 <= index < len(self.figure.data):
+                raise IndexError(f"Frame refers to trace {index}, but the figure has {len(self.figure.data)} traces")
+        return frame
+
+    @staticmethod
+    def apply(frame: Frame, figure: go.Figure) -> None:
+        """Apply ``frame`` to ``figure`` (a Figure or FigureWidget) in one batch."""
+        with figure.batch_update():
+            for index, props in frame.traces.items():
+                figure.data[index].update(dict(props))
+            if frame.layout:
+                figure.update_layout(_nest(frame.layout))
+
+    # -- static world --------------------------------------------------------------
+    def static_figure(self) -> tuple[go.Figure, list[Any]]:
+        """The figure with plotly controls, and the precomputed frames in grid order.
+
+        Frame ``k`` belongs to the combination of control indices whose mixed-radix
+        number (first control most significant) is ``k``.
+        """
+        fig = go.Figure(self.figure)
+        frames = []
+        for combo in itertools.product(*(c.values for c in self.controls)):
+            frame = self.frame(**dict(zip([c.name for c in self.controls], combo, strict=True)))
+            frames.append({"traces": _to_jsonable(dict(frame.traces)), "layout": _to_jsonable(dict(frame.layout))})
+        sliders, menus = [], []
+        offset = 0
+        for position, control in enumerate(self.controls):
+            active = list(control.values).index(control.start)
+            if control.numeric:
+                sliders.append(
+                    dict(
+                        active=active,
+                        name=control.name,
+                        currentvalue=dict(prefix=f"{control.text}: ", font=dict(size=13)),
+                        pad=dict(t=60 + offset, b=0),
+                        len=0.9,
+                        x=0.05,
+                        y=0,
+                        yanchor="top",
+                        steps=[dict(label=str(v), method="skip", args=[None]) for v in control.values],
+                    )
+                )
+            else:
+                menus.append(
+                    dict(
+                        type="buttons",
+                        direction="right",
+                        name=control.name,
+                        active=active,
+                        showactive=True,
+                        x=0.0,
+                        xanchor="left",
+                        y=1.0,
+                        yanchor="bottom",
+                        pad=dict(t=0, b=8 + 36 * len(menus)),
+                        buttons=[dict(label=str(v), method="skip", args=[None]) for v in control.values],
+                    )
+                )
+            offset += 80 if control.numeric else 0
+            del position
+        height = int(fig.layout.height or 450)
+        top_margin = int(fig.layout.margin.t or 50) + 40 * len(menus)
+        bottom_margin = int(fig.layout.margin.b or 55) + 85 * len(sliders)
+        fig.update_layout(
+            sliders=sliders,
+            updatemenus=menus,
+            height=height + 85 * len(sliders) + 40 * len(menus),
+            margin=dict(t=top_margin, b=bottom_margin),
+        )
+        return fig, frames
+
+    def static_html(self) -> str:
+        """HTML of the static explorer for the site (needs plotly.js and posenc-explorer.js)."""
+        fig, frames = self.static_figure()
+        uid = f"posenc-explorer-{uuid.uuid4().hex[:12]}"
+        spec = {
+            "figure": f"{uid}-figure",
+            "controls": [
+                {"name": c.name, "kind": "slider" if c.numeric else "buttons", "size": len(c.values)}
+                for c in self.controls
+            ],
+            "frames": frames,
+        }
+        payload = json.dumps(spec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+        parts = [
+            f'<div class="posenc-explorer" id="{uid}" data-spec="{uid}-spec">',
+            figure_html(fig, div_id=f"{uid}-figure"),
+            f'<script type="application/json" id="{uid}-spec">{payload}</script>',
+        ]
+        if self.caption:
+            parts.append(f'<p class="posenc-explorer-caption">{html.escape(self.caption)}</p>')
+        parts.append("</div>")
+        return "\n".join(parts)
+
+    # -- live world ----------------------------------------------------------------
+    def widget(self) -> Any:
+        """The ipywidgets view (built once): controls above a FigureWidget."""
+        if self._widget is not None:
+            return self._widget
+        import ipywidgets as widgets
+
+        self._figure_widget = go.FigureWidget(self.figure)
+        inputs = [self._make_input(c, widgets) for c in self.controls]
+
+        def on_change(_change: Any) -> None:
+            values = {c.name: w.value for c, w in zip(self.controls, inputs, strict=True)}
+            self.apply(self.frame(**values), self._figure_widget)
+
+        for w in inputs:
+            w.observe(on_change, names="value")
+        children: list[Any] = [widgets.HBox(inputs, layout=widgets.Layout(flex_flow="row wrap")), self._figure_widget]
+        if self.caption:
+            children.append(widgets.HTML(f"<p>{html.escape(self.caption)}</p>"))
+        self._widget = widgets.VBox(children)
+        return self._widget
+
+    @staticmethod
+    def _make_input(control: Control, widgets: Any) -> Any:
+        style = {"description_width": "initial"}
+        if control.numeric and control.live is not None:
+            low, high, step = control.live
+            integral = all(float(x).is_integer() for x in (low, high, step, *control.values))
+            cls = widgets.IntSlider if integral else widgets.FloatSlider
+            cast = int if integral else float
+            return cls(
+                value=cast(control.start), min=cast(low), max=cast(high), step=cast(step),
+                description=control.text, continuous_update=False, style=style,
+            )
+        if control.numeric:
+            return widgets.SelectionSlider(
+                options=list(control.values), value=control.start, description=control.text,
+                continuous_update=False, style=style,
+            )
+        return widgets.ToggleButtons(
+            options=[(str(v), v) for v in control.values], value=control.start, description=control.text, style=style
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Widget view for Jupyter front ends and static HTML for the site builder."""
+        bundle: dict[str, Any] = {
+            "text/plain": f"<Explorer: {', '.join(c.text for c in self.controls)}>",
+            "text/html": self.static_html(),
+        }
+        widget_bundle = self.widget()._repr_mimebundle_()
+        if isinstance(widget_bundle, tuple):  # (data, metadata) from some ipywidgets versions
+            widget_bundle = widget_bundle[0]
+        if widget_bundle:
+            bundle.update({k: v for k, v in widget_bundle.items() if k != "text/plain"})
+        return bundle

@@ -1,0 +1,206 @@
+"""One figure style for the whole book, and the plotly renderer that makes every
+figure show up both in a live Jupyter front end and in the static HTML site.
+
+* Live kernel (JupyterLab, Notebook 7, VS Code): figures use plotly's own mimetype.
+* Static site: myst-nb does not know plotly's mimetype, so the same output also carries
+  a ``text/html`` version that relies on the site-wide copy of plotly.js (loaded once per
+  page through ``html_js_files``; nothing is inlined, nothing comes from a CDN).
+"""
+
+from __future__ import annotations
+
+import html
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.io._base_renderers import MimetypeRenderer
+
+__all__ = [
+    "OKABE_ITO",
+    "SEQUENTIAL",
+    "DIVERGING",
+    "RENDERER",
+    "register_renderer",
+    "figure_html",
+    "describe",
+    "new_figure",
+    "heatmap",
+    "use_matplotlib_style",
+]
+
+#: Okabe & Ito's colour-blind-safe qualitative palette (black omitted).
+OKABE_ITO: tuple[str, ...] = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#D55E00",  # vermillion
+    "#F0E442",  # yellow
+    "#000000",  # black
+)
+#: Perceptually uniform, colour-blind-safe sequential scale.
+SEQUENTIAL = "Cividis"
+#: Diverging scale for signed values such as encodings in [-1, 1] or similarities.
+DIVERGING = "RdBu_r"
+
+TEMPLATE_NAME = "posenc"
+RENDERER = "posenc_html"
+_FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
+
+
+def _template() -> go.layout.Template:
+    return go.layout.Template(
+        layout=go.Layout(
+            font=dict(family=_FONT, size=13, color="#222"),
+            colorway=list(OKABE_ITO),
+            paper_bgcolor="white",
+            plot_bgcolor="white",
+            margin=dict(l=60, r=20, t=50, b=55),
+            xaxis=dict(showgrid=True, gridcolor="#e5e5e5", zeroline=False, linecolor="#444", ticks="outside"),
+            yaxis=dict(showgrid=True, gridcolor="#e5e5e5", zeroline=False, linecolor="#444", ticks="outside"),
+            coloraxis=dict(colorscale=SEQUENTIAL),
+            hoverlabel=dict(font=dict(family=_FONT)),
+            legend=dict(bgcolor="rgba(255,255,255,0.8)"),
+        )
+    )
+
+
+def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -> str:
+    """HTML for one figure as it appears in the static site.
+
+    The figure is wrapped in a ``<figure>`` element carrying its alt text
+    (``layout.meta["alt"]``) as ``aria-label`` and its caption (``layout.meta["caption"]``)
+    as ``<figcaption>``. plotly.js itself is not included: the site loads it once.
+    """
+    figure = fig if isinstance(fig, go.Figure) else go.Figure(fig)
+    meta = figure.layout.meta if isinstance(figure.layout.meta, dict) else {}
+    alt = str(meta.get("alt", "")) or _fallback_alt(figure)
+    caption = meta.get("caption")
+    div = pio.to_html(
+        figure,
+        include_plotlyjs=False,
+        include_mathjax=False,
+        full_html=False,
+        div_id=div_id or f"posenc-{uuid.uuid4().hex[:12]}",
+        config={"displaylogo": False, "responsive": True},
+        validate=False,
+    )
+    parts = [f'<figure class="posenc-figure" role="group" aria-label="{html.escape(alt, quote=True)}">', div]
+    if caption:
+        parts.append(f"<figcaption>{html.escape(str(caption))}</figcaption>")
+    parts.append("</figure>")
+    return "\n".join(parts)
+
+
+def _fallback_alt(figure: go.Figure) -> str:
+    title = figure.layout.title.text if figure.layout.title and figure.layout.title.text else ""
+    return f"Interactive chart: {title}" if title else "Interactive chart"
+
+
+class _BookHtmlRenderer(MimetypeRenderer):
+    """``text/html`` output without plotly.js: the site provides it once per page."""
+
+    def to_mimebundle(self, fig_dict: dict[str, Any]) -> dict[str, str]:
+        return {"text/html": figure_html(fig_dict)}
+
+
+def register_renderer() -> None:
+    """Register the book's template and renderer and make them the defaults.
+
+    Idempotent. Afterwards ``fig.show()`` (or a figure as the last expression of a cell)
+    emits plotly's mimetype for live front ends plus static HTML for the site.
+    """
+    pio.templates[TEMPLATE_NAME] = _template()
+    pio.templates.default = f"plotly_white+{TEMPLATE_NAME}"
+    pio.renderers[RENDERER] = _BookHtmlRenderer()
+    pio.renderers.default = f"plotly_mimetype+{RENDERER}"
+
+
+def describe(fig: go.Figure, *, alt: str, caption: str | None = None) -> go.Figure:
+    """Attach alt text (and optionally a caption) to ``fig``; returns ``fig`` for chaining."""
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
+    meta["alt"] = alt
+    if caption is not None:
+        meta["caption"] = caption
+    fig.update_layout(meta=meta)
+    return fig
+
+
+def new_figure(
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    alt: str,
+    caption: str | None = None,
+    height: int = 420,
+    width: int | None = None,
+) -> go.Figure:
+    """An empty figure in the book's style with labelled axes and alt text."""
+    fig = go.Figure()
+    fig.update_layout(title=dict(text=title), height=height, width=width)
+    fig.update_xaxes(title_text=x_title)
+    fig.update_yaxes(title_text=y_title)
+    return describe(fig, alt=alt, caption=caption)
+
+
+def heatmap(
+    z: Any,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    alt: str,
+    colorbar_title: str,
+    caption: str | None = None,
+    x: Sequence[Any] | None = None,
+    y: Sequence[Any] | None = None,
+    diverging: bool = True,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    height: int = 440,
+) -> go.Figure:
+    """A labelled heatmap (rows on the y axis, top row first) in the book's style.
+
+    Args:
+        z: 2-D array-like of shape ``(rows, columns)``.
+    """
+    fig = new_figure(title=title, x_title=x_title, y_title=y_title, alt=alt, caption=caption, height=height)
+    fig.add_trace(
+        go.Heatmap(
+            z=z,
+            x=x,
+            y=y,
+            colorscale=DIVERGING if diverging else SEQUENTIAL,
+            zmid=0.0 if diverging and zmin is None and zmax is None else None,
+            zmin=zmin,
+            zmax=zmax,
+            colorbar=dict(title=dict(text=colorbar_title)),
+        )
+    )
+    fig.update_yaxes(autorange="reversed", showgrid=False)
+    fig.update_xaxes(showgrid=False)
+    return fig
+
+
+def use_matplotlib_style() -> None:
+    """Apply the book's look to matplotlib figures (same palette and font sizes)."""
+    import matplotlib as mpl
+    from cycler import cycler
+
+    mpl.rcParams.update(
+        {
+            "axes.prop_cycle": cycler(color=list(OKABE_ITO)),
+            "axes.grid": True,
+            "grid.color": "#e5e5e5",
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "figure.dpi": 110,
+            "font.size": 11,
+            "image.cmap": "cividis",
+        }
+    )

@@ -1,0 +1,88 @@
+"""Repository rules: notebooks are committed clean and every one is in the table of contents."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries: list[dict]) -> None:
+        for entry in entries:
+            if "file" in entry:
+                files.append(entry["file"])
+            for key in ("chapters", "sections", "parts"):
+                walk(entry.get(key, []))
+
+    walk(toc.get("parts", []))
+    walk(toc.get("chapters", []))
+    return files
+
+
+NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
+
+
+def test_book_has_notebooks() -> None:
+    assert NOTEBOOKS, "no notebooks found in book/"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_committed_without_outputs(path: Path) -> None:
+    notebook = json.loads(path.read_text())
+    dirty = [
+        index
+        for index, cell in enumerate(notebook["cells"])
+        if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)
+    ]
+    assert not dirty, f"{path.name}: code cells {dirty} have outputs or execution counts; strip them"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_uses_python3_kernel(path: Path) -> None:
+    notebook = json.loads(path.read_text())
+    assert notebook["metadata"].get("kernelspec", {}).get("name") == "python3", path.name
+
+
+def test_every_book_notebook_is_in_the_toc() -> None:
+    listed = {f"{name}.ipynb" for name in toc_files()}
+    missing = [str(p.relative_to(ROOT)) for p in NOTEBOOKS if str(p.relative_to(ROOT)) not in listed]
+    assert not missing, f"notebooks missing from _toc.yml: {missing}"
+
+
+def test_every_toc_entry_exists() -> None:
+    for name in toc_files():
+        candidates = [ROOT / f"{name}{suffix}" for suffix in (".ipynb", ".md")]
+        assert any(c.exists() for c in candidates), f"_toc.yml lists {name}, which does not exist"
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text()
+    commands = re.findall(r"^make (\w+)\s", readme, flags=re.MULTILINE)
+    assert commands[:2] == ["book", "test"], f"README must start with `make book` and `make test`, got {commands}"
+    ci_lines = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.startswith("#") and not line.startswith(("set ", "cd "))
+    ]
+    assert ci_lines == ["make test"], f".ci/run must run exactly the README's test command, got {ci_lines}"
+
+
+def test_requirements_pin_every_dependency_exactly() -> None:
+    lines = [
+        line.split("#")[0].strip()
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.split("#")[0].strip()
+    ]
+    unpinned = [line for line in lines if line != "-e ." and "==" not in line]
+    assert not unpinned, f"requirements.txt entries without an exact pin: {unpinned}"
+    assert "torch==2.13.0" in lines
