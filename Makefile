@@ -26,7 +26,14 @@ $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-book: setup
+# The execution cache keys on notebook contents only: when posenc changes, notebooks must
+# run again, so drop the cache and Sphinx's pickled doctrees (an unchanged rebuild stays fast).
+POSENC_SOURCES := $(wildcard posenc/*.py posenc/assets/*)
+_build/.posenc-stamp: $(POSENC_SOURCES)
+	rm -rf _build/.jupyter_cache _build/.doctrees
+	mkdir -p _build && touch $@
+
+book: setup _build/.posenc-stamp
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 
 # Build a subset of pages into OUT, e.g. make pages PAGES="book/02_sinusoidal" OUT=/tmp/ch2

@@ -49,6 +49,10 @@ __all__ = ["Control", "Frame", "Explorer"]
 MAX_FRAMES = 400
 #: Significant decimals kept for floats in the static page's JSON.
 JSON_DECIMALS = 4
+# Vertical space (px) of the static controls: menus stack above the plot, sliders below.
+MENU_BASE_PX = 34
+MENU_ROW_PX = 40
+SLIDER_ROW_PX = 80
 
 
 @dataclass(frozen=True)
@@ -218,50 +222,71 @@ class Explorer:
         for combo in itertools.product(*(c.values for c in self.controls)):
             frame = self.frame(**dict(zip([c.name for c in self.controls], combo, strict=True)))
             frames.append({"traces": _to_jsonable(dict(frame.traces)), "layout": _to_jsonable(dict(frame.layout))})
-        sliders, menus = [], []
-        offset = 0
-        for position, control in enumerate(self.controls):
+        sliders, menus, labels = [], [], []
+        menu_rows = [c for c in self.controls if not c.numeric]
+        slider_rows = [c for c in self.controls if c.numeric]
+        for control in self.controls:
             active = list(control.values).index(control.start)
             if control.numeric:
+                row = slider_rows.index(control)
                 sliders.append(
                     dict(
                         active=active,
                         name=control.name,
                         currentvalue=dict(prefix=f"{control.text}: ", font=dict(size=13)),
-                        pad=dict(t=60 + offset, b=0),
-                        len=0.9,
-                        x=0.05,
+                        pad=dict(t=55 + SLIDER_ROW_PX * row, b=0),
+                        len=1.0,
+                        x=0.0,
                         y=0,
                         yanchor="top",
                         steps=[dict(label=str(v), method="skip", args=[None]) for v in control.values],
                     )
                 )
-            else:
-                menus.append(
-                    dict(
-                        type="buttons",
-                        direction="right",
-                        name=control.name,
-                        active=active,
-                        showactive=True,
-                        x=0.0,
-                        xanchor="left",
-                        y=1.0,
-                        yanchor="bottom",
-                        pad=dict(t=0, b=8 + 36 * len(menus)),
-                        buttons=[dict(label=str(v), method="skip", args=[None]) for v in control.values],
-                    )
+                continue
+            # Rows of menus sit above the plot, the first control on top.
+            row = len(menu_rows) - 1 - menu_rows.index(control)
+            labels_text = sum(len(str(v)) + 4 for v in control.values)
+            menus.append(
+                dict(
+                    type="buttons" if len(control.values) <= 6 and labels_text <= 70 else "dropdown",
+                    direction="right" if len(control.values) <= 6 and labels_text <= 70 else "down",
+                    name=control.name,
+                    active=active,
+                    showactive=True,
+                    x=0.0,
+                    xanchor="left",
+                    y=1.0,
+                    yanchor="bottom",
+                    pad=dict(t=0, b=MENU_BASE_PX + MENU_ROW_PX * row, l=0, r=0),
+                    buttons=[dict(label=str(v), method="skip", args=[None]) for v in control.values],
                 )
-            offset += 80 if control.numeric else 0
-            del position
+            )
+            labels.append(
+                dict(
+                    text=f"{control.text}:",
+                    x=0.0,
+                    xref="paper",
+                    xanchor="right",
+                    xshift=-8,
+                    y=1.0,
+                    yref="paper",
+                    yanchor="bottom",
+                    yshift=MENU_BASE_PX + MENU_ROW_PX * row + 6,
+                    showarrow=False,
+                    font=dict(size=13),
+                )
+            )
         height = int(fig.layout.height or 450)
-        top_margin = int(fig.layout.margin.t or 50) + 40 * len(menus)
-        bottom_margin = int(fig.layout.margin.b or 55) + 85 * len(sliders)
+        top = int(fig.layout.margin.t or 50) + MENU_ROW_PX * len(menus) + (MENU_BASE_PX if menus else 0)
+        bottom = int(fig.layout.margin.b or 55) + SLIDER_ROW_PX * len(sliders)
+        left = max(int(fig.layout.margin.l or 60), 115 if menus else 0)
         fig.update_layout(
             sliders=sliders,
             updatemenus=menus,
-            height=height + 85 * len(sliders) + 40 * len(menus),
-            margin=dict(t=top_margin, b=bottom_margin),
+            annotations=list(fig.layout.annotations) + labels,
+            height=height + SLIDER_ROW_PX * len(sliders) + MENU_ROW_PX * len(menus),
+            margin=dict(t=top, b=bottom, l=left),
+            title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12)),
         )
         return fig, frames
 

@@ -159,9 +159,9 @@ def order_explorer(words: Sequence[str], *, d_model: int = 8, seed: int = 0) -> 
                        showscale=col == 2, colorbar=dict(title=dict(text="output value"))),
             row=1, col=col,
         )
-        fig.update_yaxes(autorange="reversed", title_text="word (original order)", row=1, col=col)
+        fig.update_yaxes(autorange="reversed", title_text="word" if col == 1 else None, row=1, col=col)
         fig.update_xaxes(title_text="output dimension", row=1, col=col)
-    fig.update_layout(height=360, title=dict(text=""))
+    fig.update_layout(height=380, title=dict(text="", font=dict(size=14)), margin=dict(t=80))
     describe(
         fig,
         alt="Two heatmaps of self-attention outputs, one row per word: left for the original sentence, "
@@ -176,7 +176,7 @@ def order_explorer(words: Sequence[str], *, d_model: int = 8, seed: int = 0) -> 
         verdict = "same vectors, only reordered" if gap < 1e-5 else "different vectors"
         return Frame(
             traces={0: {"z": original.numpy()}, 1: {"z": reordered.numpy()}},
-            layout={"title.text": f"input: “{order}” · {mode} · max difference {gap:.3f} ({verdict})"},
+            layout={"title.text": f"input “{order}”, positions: {mode}<br>max difference {gap:.3f}: {verdict}"},
         )
 
     return Explorer(
