@@ -1,0 +1,356 @@
+"""Figures for chapter 5: the four analyses of :mod:`posenc.analysis`, side by side.
+
+Every builder takes results of :mod:`posenc.analysis` (never raw computations of its
+own) and returns a plotly figure in the book's style, with axis titles and alt text.
+Tables are passed as ``{name: result}`` mappings; each name keeps one colour in every
+figure (the Okabe-Ito palette, in mapping order).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from posenc.analysis import TableAnalysis, as_table
+from posenc.checks import check_positive_int
+from posenc.interactive import Control, Explorer, Frame
+from posenc.plots import DIVERGING, OKABE_ITO, describe, heatmap, new_figure
+
+__all__ = [
+    "ANALYSES",
+    "subsample_square",
+    "similarity_heatmap",
+    "offset_profiles",
+    "cumulative_variance_figure",
+    "components_grid",
+    "pair_trajectory",
+    "norms_figure",
+    "analysis_explorer",
+]
+
+#: The analyses the explorer offers, in display order.
+ANALYSES: tuple[str, ...] = ("similarity", "principal components", "row norms", "distance by offset")
+
+
+def _colour(index: int) -> str:
+    return OKABE_ITO[index % len(OKABE_ITO)]
+
+
+def _add_lines(
+    fig: go.Figure, series: Mapping[str, tuple[np.ndarray, np.ndarray]], *, mode: str = "lines", width: float = 2.0
+) -> go.Figure:
+    """One line per table, in the table's colour: ``series`` maps name -> ``(x, y)``."""
+    for index, (name, (x, y)) in enumerate(series.items()):
+        fig.add_trace(go.Scatter(x=x, y=y, mode=mode, name=name, line=dict(color=_colour(index), width=width)))
+    return fig
+
+
+def _fmt(value: float) -> str:
+    """Three decimals, without the confusing "-0.000" of tiny negative numbers."""
+    text = f"{value:.3f}"
+    return "0.000" if text == "-0.000" else text
+
+
+def subsample_square(matrix: np.ndarray, max_cells: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``k``-th row and column of a square matrix, so at most ``max_cells`` remain per side.
+
+    Entries are exact values of the matrix (no averaging); the positions they belong to
+    are returned for the axis labels.
+
+    Args:
+        matrix: ``(n, n)``.
+        max_cells: most rows/columns kept.
+
+    Returns:
+        ``(sub, positions)``: ``sub`` of shape ``(m, m)`` with ``m <= max_cells`` and the
+        ``(m,)`` positions kept (``0, k, 2k, ...``).
+    """
+    array = as_table(matrix, name="matrix", min_rows=1)
+    if array.shape[0] != array.shape[1]:
+        raise ValueError(f"matrix must be square, got shape {array.shape}")
+    max_cells = check_positive_int("max_cells", max_cells)
+    stride = math.ceil(array.shape[0] / max_cells)
+    positions = np.arange(0, array.shape[0], stride)
+    return array[np.ix_(positions, positions)], positions
+
+
+def similarity_heatmap(similarity: np.ndarray, *, name: str, max_cells: int = 128) -> go.Figure:
+    """Cosine-similarity matrix of one table as a heatmap on a fixed ``[-1, 1]`` colour scale."""
+    sub, positions = subsample_square(similarity, max_cells)
+    stride = int(positions[1] - positions[0]) if positions.size > 1 else 1
+    note = "" if stride == 1 else f" (every {stride}th position)"
+    return heatmap(
+        sub,
+        x=positions,
+        y=positions,
+        title=f"Cosine similarity between positions: {name}{note}",
+        x_title="position j",
+        y_title="position i",
+        colorbar_title="cos(i, j)",
+        zmin=-1.0,
+        zmax=1.0,
+        alt=f"Heatmap of the cosine similarity between every pair of positions of the {name} table.",
+    )
+
+
+def offset_profiles(
+    curves: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    y_title: str,
+    alt: str,
+    caption: str | None = None,
+    max_offset: int | None = None,
+    log_x: bool = True,
+) -> go.Figure:
+    """One line per table of a quantity indexed by offset ``Δ`` (entry 0 is skipped).
+
+    Args:
+        curves: table name -> ``(n,)`` values for offsets ``0 .. n - 1``.
+        max_offset: largest offset drawn (default: all).
+        log_x: logarithmic offset axis (short and long offsets both stay readable).
+    """
+    fig = new_figure(title=title, x_title="offset Δ between positions (positions)", y_title=y_title,
+                     alt=alt, caption=caption)
+    series = {}
+    for name, values in curves.items():
+        values = np.asarray(values, dtype=float)
+        top = values.size - 1 if max_offset is None else min(max_offset, values.size - 1)
+        series[name] = (np.arange(1, top + 1), values[1 : top + 1])
+    _add_lines(fig, series)
+    if log_x:
+        fig.update_xaxes(type="log")
+    return fig
+
+
+def cumulative_variance_figure(ratios: Mapping[str, np.ndarray], *, k: int = 10) -> go.Figure:
+    """Cumulative share of variance of the first ``k`` principal components, one line per table."""
+    k = check_positive_int("k", k)
+    fig = new_figure(
+        title="How much of each table do the first components carry?",
+        x_title="number of principal components",
+        y_title="cumulative share of variance (%)",
+        alt="Line chart: cumulative percentage of variance explained by the first principal components "
+        "of each position table.",
+    )
+    series = {}
+    for name, values in ratios.items():
+        cumulative = 100.0 * np.cumsum(np.asarray(values, dtype=float)[:k])
+        series[name] = (np.arange(1, cumulative.size + 1), cumulative)
+    _add_lines(fig, series, mode="lines+markers")
+    fig.update_yaxes(range=[0, 100])
+    return fig
+
+
+def components_grid(
+    analyses: Mapping[str, TableAnalysis],
+    *,
+    n_components: int = 2,
+    max_positions: int | Mapping[str, int] | None = None,
+) -> go.Figure:
+    """One panel per table: its leading principal components as functions of position.
+
+    Args:
+        analyses: table name -> analysis.
+        n_components: components drawn per panel.
+        max_positions: show only the first positions: one number for every panel, or
+            ``{name: number}`` for some panels (fast components are unreadable over 512 positions).
+    """
+    n_components = check_positive_int("n_components", n_components)
+    names = list(analyses)
+    limits = dict(max_positions) if isinstance(max_positions, Mapping) else {n: max_positions for n in names}
+    unknown = sorted(set(limits) - set(names))
+    if unknown:
+        raise ValueError(f"max_positions names {unknown} are not tables; tables: {names}")
+    tops = {}
+    for name in names:
+        rows_available = analyses[name].pca.scores.shape[0]
+        limit = limits.get(name)
+        tops[name] = rows_available if limit is None else min(check_positive_int("max_positions", limit),
+                                                                rows_available)
+    titles = [name if tops[name] == analyses[name].pca.scores.shape[0] else f"{name} (positions 0–{tops[name] - 1})"
+              for name in names]
+    cols = 2
+    rows = math.ceil(len(names) / cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, vertical_spacing=0.16, horizontal_spacing=0.12)
+    dashes = ("solid", "dot", "dash", "dashdot")
+    for index, name in enumerate(names):
+        scores = analyses[name].pca.scores
+        ratio = analyses[name].pca.explained_variance_ratio
+        top = tops[name]
+        row, col = divmod(index, cols)
+        for k in range(min(n_components, scores.shape[1])):
+            fig.add_trace(
+                go.Scatter(x=np.arange(top), y=scores[:top, k], mode="lines",
+                           name=f"PC{k + 1}", legendgroup=f"PC{k + 1}", showlegend=index == 0,
+                           line=dict(color=_colour(k), width=1.5, dash=dashes[k % len(dashes)]),
+                           hovertemplate=f"{name}<br>PC{k + 1} ({100 * ratio[k]:.1f}%)<br>"
+                           "position %{x}: %{y:.3f}<extra></extra>"),
+                row=row + 1, col=col + 1,
+            )
+        fig.update_xaxes(title_text="position", row=row + 1, col=col + 1)
+        fig.update_yaxes(title_text="component score" if col == 0 else None, row=row + 1, col=col + 1)
+    fig.update_layout(height=330 * rows + 80, title=dict(text="Leading principal components along the positions"))
+    return describe(
+        fig,
+        alt="Small multiples, one per position table: the scores of the first principal components "
+        "plotted against position.",
+    )
+
+
+def pair_trajectory(first: np.ndarray, second: np.ndarray, *, name: str, labels: tuple[str, str] = ("PC1", "PC2"),
+                    connect: int = 13) -> go.Figure:
+    """Positions as points in the plane of two components, coloured by position.
+
+    The first ``connect`` positions are joined in order, so a steady turn from one
+    position to the next (a sin/cos pair) shows as a regular polygon-like path.
+
+    Args:
+        first, second: ``(n,)`` scores of two components.
+        name: the table's name (for the title and alt text).
+        connect: how many leading positions to join with a line (0 for none).
+    """
+    a = np.asarray(first, dtype=float)
+    b = np.asarray(second, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"first and second must be 1-D of equal length, got shapes {a.shape} and {b.shape}")
+    fig = new_figure(
+        title=f"{name}: every position in the plane of {labels[0]} and {labels[1]}",
+        x_title=f"{labels[0]} score",
+        y_title=f"{labels[1]} score",
+        alt=f"Scatter plot of the {name} table's positions projected on {labels[0]} and {labels[1]}, coloured "
+        f"by position, with the first {connect} positions joined in order.",
+        height=480,
+    )
+    fig.add_trace(go.Scatter(x=a, y=b, mode="markers", name="all positions",
+                             marker=dict(size=5, color=np.arange(a.size), colorscale="Cividis",
+                                         colorbar=dict(title=dict(text="position"))),
+                             hovertemplate="position %{marker.color}<extra></extra>"))
+    if connect:
+        top = min(connect, a.size)
+        fig.add_trace(go.Scatter(x=a[:top], y=b[:top], mode="lines+markers+text", name=f"positions 0–{top - 1}",
+                                 text=[str(p) for p in range(top)], textposition="top center",
+                                 line=dict(color=OKABE_ITO[5], width=1), marker=dict(size=4, color=OKABE_ITO[5])))
+    fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    fig.update_layout(legend=dict(x=0.0, y=1.0))
+    return fig
+
+
+def norms_figure(norms: Mapping[str, np.ndarray]) -> go.Figure:
+    """Row norms divided by each table's mean row norm, one line per table."""
+    fig = new_figure(
+        title="Length of each position vector, relative to the table's average",
+        x_title="position",
+        y_title="row norm ÷ mean row norm",
+        alt="Line chart of the length of every position vector divided by the table's mean length, "
+        "one line per table.",
+    )
+    series = {}
+    for name, values in norms.items():
+        values = np.asarray(values, dtype=float)
+        series[name] = (np.arange(values.size), values / values.mean())
+    return _add_lines(fig, series, width=1.5)
+
+
+def analysis_explorer(
+    analyses: Mapping[str, TableAnalysis],
+    *,
+    windows: Sequence[int] = (64, 512),
+    max_cells: int = 128,
+    n_components: int = 3,
+) -> Explorer:
+    """Explorer: pick a table and an analysis, and how many leading positions to show.
+
+    Args:
+        analyses: table name -> :func:`posenc.analysis.analyze_table` result.
+        windows: grid of "first N positions" values precomputed for the static page; a
+            live kernel offers any N from 16 to the longest table in steps of 16.
+        max_cells: heatmaps keep at most this many positions per side (every k-th position).
+        n_components: principal components drawn.
+    """
+    if not analyses:
+        raise ValueError("analyses must hold at least one table")
+    names = list(analyses)
+    longest = max(a.similarity.shape[0] for a in analyses.values())
+    windows = sorted({check_positive_int("windows entry", w) for w in windows})
+    if windows[-1] > longest:
+        raise ValueError(f"windows must be <= the longest table ({longest} rows), got {windows}")
+    n_components = check_positive_int("n_components", n_components)
+
+    fig = go.Figure()
+    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmin=-1.0, zmax=1.0,
+                             colorbar=dict(title=dict(text="cos(i, j)")), name="similarity"))
+    for k in range(n_components):
+        fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name=f"PC{k + 1}",
+                                 line=dict(color=_colour(k), width=1.5)))
+    fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="value", showlegend=False,
+                             line=dict(color=OKABE_ITO[5], width=2)))
+    line_index = 1 + n_components
+    fig.update_layout(height=520, title=dict(text=""), margin=dict(t=90))
+    describe(
+        fig,
+        alt="Interactive chart of one analysis of one position table: a similarity heatmap, principal "
+        "components against position, row norms against position, or mean distance against offset.",
+    )
+    hidden: dict[int, dict[str, object]] = {i: {"visible": False} for i in range(line_index + 1)}
+
+    def update(table: str, analysis: str, positions: int) -> Frame:
+        result = analyses[table]
+        n = result.similarity.shape[0]
+        shown = min(int(positions), n)
+        traces = {i: dict(props) for i, props in hidden.items()}
+        # No reversed y axis for the heatmap: plotly keeps a reversed range when later frames
+        # ask for autorange, so every frame uses the same (upward) orientation.
+        layout: dict[str, object] = {"yaxis.autorange": True, "xaxis.autorange": True}
+        if analysis == "similarity":
+            sub, kept = subsample_square(result.similarity[:shown, :shown], max_cells)
+            traces[0] = {"visible": True, "z": sub, "x": kept, "y": kept}
+            layout.update({"xaxis.title.text": "position j", "yaxis.title.text": "position i"})
+            step = int(kept[1] - kept[0]) if kept.size > 1 else 1
+            detail = f"adjacent {_fmt(result.summary.adjacent)}, offsets 10–50 {_fmt(result.summary.near)}"
+            title = f"{table}: cosine similarity, positions 0–{shown - 1}" + (
+                f" (every {step}th)" if step > 1 else "") + f"<br>mean {detail}"
+        elif analysis == "principal components":
+            ratios = result.pca.explained_variance_ratio
+            for k in range(min(n_components, result.pca.scores.shape[1])):
+                traces[1 + k] = {"visible": True, "x": np.arange(shown), "y": result.pca.scores[:shown, k],
+                                 "name": f"PC{k + 1} ({100 * ratios[k]:.1f}%)"}
+            layout.update({"xaxis.title.text": "position", "yaxis.title.text": "component score"})
+            first = result.periodicities[0]
+            title = (f"{table}: leading principal components (first 5 carry {100 * result.pca.cumulative(5):.1f}%)"
+                     f"<br>PC1 dominant period {first.period:.1f} positions, sinusoid fit R² {first.fit_r2:.2f}")
+        elif analysis == "row norms":
+            traces[line_index] = {"visible": True, "x": np.arange(shown), "y": result.norms.norms[:shown],
+                                  "name": "row norm"}
+            layout.update({"xaxis.title.text": "position", "yaxis.title.text": "row norm (length of the vector)"})
+            title = (f"{table}: row norms, mean {result.norms.mean:.3f}<br>first {result.norms.window} positions "
+                     f"{result.norms.early_mean:.3f}, last {result.norms.window} {result.norms.late_mean:.3f}, "
+                     f"longest at position {result.norms.argmax}")
+        else:
+            offsets = np.arange(1, shown)
+            traces[line_index] = {"visible": True, "x": offsets, "y": result.distances[1:shown],
+                                  "name": "mean distance"}
+            layout.update({"xaxis.title.text": "offset Δ (positions)",
+                           "yaxis.title.text": "mean Euclidean distance ||p_i − p_(i+Δ)||"})
+            title = f"{table}: mean distance between positions Δ apart<br>Δ = 1: {result.distances[1]:.3f}"
+        layout["title.text"] = title
+        return Frame(traces=traces, layout=layout)
+
+    controls = [
+        Control("table", names, label="table"),
+        Control("analysis", list(ANALYSES), label="analysis"),
+        Control("positions", windows, label="first N positions", default=windows[-1],
+                live=(16, longest, 16) if all(w % 16 == 0 for w in windows) else None),
+    ]
+    return Explorer(
+        fig,
+        update,
+        controls,
+        caption="Choose a table and an analysis; the slider limits the view to the first N positions "
+        "(the analyses themselves use the whole table). Heatmaps show at most "
+        f"{max_cells} positions per side.",
+    )
