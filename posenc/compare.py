@@ -1,0 +1,183 @@
+"""Side-by-side measurements of a sinusoidal and a learned table (chapter 4).
+
+* :func:`offset_dependence`: do dot products between position vectors depend only on the
+  offset between the positions? For the sinusoidal table they do, by construction; for a
+  learned table only if training made them so.
+* :func:`dot_product_by_offset_figure`: the same question as a picture.
+* :func:`time_position_vectors` and :func:`timing_figure`: the compute cost of a table
+  lookup against computing sines and cosines, measured on the machine at hand.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+from torch.nn import functional as F
+
+from posenc.checks import check_nonnegative_int, check_positive_int
+from posenc.learned import LearnedPositionEmbedding
+from posenc.plots import OKABE_ITO, describe, new_figure
+from posenc.sinusoidal import float32_recipe_table, sinusoidal_table
+
+__all__ = [
+    "OffsetDependence",
+    "offset_dependence",
+    "dot_product_by_offset_figure",
+    "time_position_vectors",
+    "timing_figure",
+]
+
+
+@dataclass(frozen=True)
+class OffsetDependence:
+    """How far the dot products ``P[i] . P[i + k]`` vary with ``i`` at fixed offset ``k``.
+
+    Attributes:
+        offsets: ``k = 1 .. max_offset``.
+        mean: mean over ``i`` of ``P[i] . P[i + k]`` for each ``k``.
+        spread: max minus min over ``i`` of the same dot products, for each ``k``.
+        scale: mean squared row norm ``P[i] . P[i]`` (to make spreads comparable across tables).
+    """
+
+    offsets: np.ndarray
+    mean: np.ndarray
+    spread: np.ndarray
+    scale: float
+
+    @property
+    def relative_spread(self) -> float:
+        """Largest spread over all offsets, as a fraction of ``scale``: 0 means the dot
+        products depend on the offset only."""
+        return float(self.spread.max() / self.scale)
+
+
+def offset_dependence(table: torch.Tensor, max_offset: int = 32) -> OffsetDependence:
+    """Measure whether ``P[i] . P[j]`` depends on ``j - i`` only.
+
+    Args:
+        table: ``(n_positions, d_model)`` position table.
+        max_offset: largest offset ``k`` to check (``< n_positions``).
+
+    Returns:
+        :class:`OffsetDependence` (computed in float64).
+    """
+    if table.ndim != 2:
+        raise ValueError(f"table must have shape (n_positions, d_model), got shape {tuple(table.shape)}")
+    n = table.shape[0]
+    max_offset = check_positive_int("max_offset", max_offset)
+    if max_offset >= n:
+        raise ValueError(f"max_offset must be < n_positions={n}, got {max_offset}")
+    rows = table.detach().double()
+    gram = rows @ rows.T
+    diagonals = [torch.diagonal(gram, offset=k) for k in range(1, max_offset + 1)]
+    return OffsetDependence(
+        offsets=np.arange(1, max_offset + 1),
+        mean=np.array([float(d.mean()) for d in diagonals]),
+        spread=np.array([float(d.max() - d.min()) for d in diagonals]),
+        scale=float(torch.diagonal(gram).mean()),
+    )
+
+
+def dot_product_by_offset_figure(
+    tables: Mapping[str, torch.Tensor], *, starts: Sequence[int] = (0, 50, 100, 200), max_offset: int = 40
+) -> go.Figure:
+    """For each table, cosine of ``P[i]`` and ``P[i + k]`` against ``k``, one line per start ``i``.
+
+    Lines that coincide mean the similarity depends on the offset only.
+    """
+    names = list(tables)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.05)
+    offsets = np.arange(max_offset + 1)
+    for col, name in enumerate(names, start=1):
+        table = tables[name].detach().double()
+        for j, start in enumerate(starts):
+            if start + max_offset >= table.shape[0]:
+                raise ValueError(f"start {start} + max_offset {max_offset} is past the {table.shape[0]} rows of {name!r}")
+            cos = F.cosine_similarity(table[start].expand(max_offset + 1, -1), table[start: start + max_offset + 1])
+            fig.add_trace(go.Scatter(x=offsets, y=cos.numpy().round(4), mode="lines", name=f"from position {start}",
+                                     line=dict(color=OKABE_ITO[j % 7]), legendgroup=str(start), showlegend=col == 1),
+                          row=1, col=col)
+        fig.update_xaxes(title_text="offset k (positions)", row=1, col=col)
+    fig.update_yaxes(title_text="cosine of P[i] and P[i+k]", row=1, col=1)
+    fig.update_layout(height=380, title=dict(text="Similarity to the vector k positions ahead, from several start positions"))
+    return describe(
+        fig,
+        alt="Line charts of the cosine similarity between a position vector and the vector k positions later, "
+        "one line per starting position. For the sinusoidal table all lines lie on top of each other; for a "
+        "randomly initialised learned table they are unrelated noise around zero.",
+    )
+
+
+def time_position_vectors(
+    seq_len: int, d_model: int, *, batch: int = 8, number: int = 20, repeats: int = 7, seed: int = 0
+) -> dict[str, float]:
+    """Median wall time (seconds per call) of producing ``seq_len`` position vectors, three
+    ways, next to the cost of adding them to a batch.
+
+    * ``"learned: table lookup"``: gather rows ``0 .. seq_len-1`` of a learned table, as
+      ``nn.Embedding`` does (``F.embedding``).
+    * ``"sinusoidal: posenc"``: :func:`posenc.sinusoidal.sinusoidal_table` (exact to float32
+      rounding at every position).
+    * ``"sinusoidal: float32 recipe"``: :func:`posenc.sinusoidal.float32_recipe_table`, the
+      common recipe (``sin``/``cos`` of float32 angles).
+    * ``"add to a batch"``: ``x + vectors`` for ``x`` of shape ``(batch, seq_len, d_model)``:
+      the step every absolute encoding needs anyway, for scale.
+
+    Each runs ``number`` times per repeat; the median over ``repeats`` is returned. Forward
+    pass only, no gradient. Timings depend on the machine and on its load.
+    """
+    seq_len, d_model = check_positive_int("seq_len", seq_len), check_positive_int("d_model", d_model)
+    batch, number, repeats = (check_positive_int(n, v) for n, v in (("batch", batch), ("number", number),
+                                                                    ("repeats", repeats)))
+    generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
+    x = torch.randn(batch, seq_len, d_model, generator=generator)
+    table = LearnedPositionEmbedding(seq_len, d_model, seed=seed).weight.detach()
+    position_ids = torch.arange(seq_len)
+    vectors = sinusoidal_table(seq_len, d_model)
+    candidates = {
+        "learned: table lookup": lambda: F.embedding(position_ids, table),
+        "sinusoidal: posenc": lambda: sinusoidal_table(seq_len, d_model),
+        "sinusoidal: float32 recipe": lambda: float32_recipe_table(seq_len, d_model),
+        "add to a batch": lambda: x + vectors,
+    }
+    results: dict[str, float] = {}
+    with torch.no_grad():
+        for name, call in candidates.items():
+            call()  # warm-up: the first call pays for allocations
+            samples = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                for _ in range(number):
+                    call()
+                samples.append((time.perf_counter() - start) / number)
+            results[name] = statistics.median(samples)
+    return results
+
+
+def timing_figure(timings: Mapping[tuple[int, int], Mapping[str, float]], *, batch: int = 8) -> go.Figure:
+    """Grouped bars: microseconds per call of each method of :func:`time_position_vectors`,
+    one group per ``(seq_len, d_model)``."""
+    if not timings:
+        raise ValueError("timings must hold at least one (seq_len, d_model) entry")
+    fig = new_figure(
+        title="Producing position vectors on this CPU (forward only)",
+        x_title="sequence length × d_model",
+        y_title="time per call (µs, log scale)",
+        alt="Grouped bar chart, one group per size: time to look rows up in a learned table, time to compute "
+        f"the sinusoidal table two ways, and time to add the vectors to a batch of {batch} sequences.",
+    )
+    labels = [f"{n:,} × {d}" for n, d in timings]
+    methods = list(next(iter(timings.values())))
+    for i, method in enumerate(methods):
+        fig.add_trace(go.Bar(x=labels, y=[round(1e6 * t[method], 2) for t in timings.values()], name=method,
+                             marker_color=OKABE_ITO[i % 7]))
+    fig.update_yaxes(type="log")
+    fig.update_layout(barmode="group")
+    return fig

@@ -1,0 +1,310 @@
+"""Figures, the explorer and two small demonstrations for the learned-embeddings chapter.
+
+* :func:`row_gradient_norms` and :func:`train_with_short_inputs` show that a learned
+  table is trained row by row: only positions that occur in a batch get a gradient.
+* :func:`init_histograms_figure` and :func:`init_similarity_figure` put the four
+  initialisations of :mod:`posenc.learned` side by side.
+* :func:`learned_explorer`: pick a strategy, ``d_model`` and ``L_max``; see the table and
+  its cosine-similarity matrix (both subsampled to at most ``max_cells`` per axis, in the
+  live kernel as on the static page, so both show the same thing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+from torch.nn import functional as F
+
+from posenc.analysis import cosine_similarity_matrix
+from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
+from posenc.interactive import Control, Explorer, Frame
+from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding, initial_table
+from posenc.plots import DIVERGING, OKABE_ITO, describe, new_figure
+
+__all__ = [
+    "even_indices",
+    "row_gradient_norms",
+    "ShortInputRun",
+    "train_with_short_inputs",
+    "gradient_rows_figure",
+    "row_change_figure",
+    "init_histograms_figure",
+    "init_similarity_figure",
+    "learned_explorer",
+]
+
+
+def even_indices(n: int, max_count: int) -> np.ndarray:
+    """At most ``max_count`` evenly spaced indices from ``0 .. n-1`` (all of them if ``n <= max_count``),
+    always including the first and the last."""
+    n, max_count = check_positive_int("n", n), check_positive_int("max_count", max_count)
+    if n <= max_count:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, max_count).round().astype(int))
+
+
+def row_gradient_norms(
+    max_len: int, d_model: int, seq_len: int, *, batch: int = 4, seed: int = 0
+) -> torch.Tensor:
+    """Gradient norm of every row of a fresh table after one backward pass on ``seq_len`` positions.
+
+    The loss is the sum of squares of ``x + P[:seq_len]`` for random ``x`` of shape
+    ``(batch, seq_len, d_model)``: any loss would do, the point is which rows it reaches.
+
+    Returns:
+        ``(max_len,)`` float tensor; rows ``>= seq_len`` are exactly zero.
+    """
+    generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
+    table = LearnedPositionEmbedding(max_len, d_model, seed=seed)
+    x = torch.randn(check_positive_int("batch", batch), check_positive_int("seq_len", seq_len), d_model,
+                    generator=generator)
+    table(x).pow(2).sum().backward()
+    assert table.weight.grad is not None
+    return table.weight.grad.norm(dim=1)
+
+
+@dataclass(frozen=True)
+class ShortInputRun:
+    """Result of :func:`train_with_short_inputs`.
+
+    Attributes:
+        initial, final: the position table before and after training, ``(max_len, d_model)``.
+        uses: how many training sequences reached each position, ``(max_len,)``.
+        accuracy: token accuracy on fresh sequences of the training lengths.
+        chance: accuracy of guessing uniformly at random.
+    """
+
+    initial: torch.Tensor
+    final: torch.Tensor
+    uses: torch.Tensor
+    accuracy: float
+    chance: float
+
+    @property
+    def change(self) -> torch.Tensor:
+        """Euclidean distance each row moved during training, ``(max_len,)``."""
+        return (self.final - self.initial).norm(dim=1)
+
+
+def train_with_short_inputs(
+    *,
+    max_len: int = 64,
+    lengths: Sequence[int] = tuple(range(8, 41)),
+    d_model: int = 32,
+    steps: int = 150,
+    batch: int = 32,
+    lr: float = 1e-2,
+    seed: int = 0,
+) -> ShortInputRun:
+    """Train a small :class:`posenc.models.TinyTransformer` with a learned table on inputs shorter than the table.
+
+    Task: copy the token two places back (``posenc.tasks.CopyOffsetTask``). Every step draws
+    one length from ``lengths``, so short positions occur in every batch, long ones rarely,
+    and rows past ``max(lengths)`` never. Plain Adam (no weight decay), so a row that never
+    receives a gradient keeps its initial value exactly.
+    """
+    from posenc.models import TinyTransformer
+    from posenc.tasks import CopyOffsetTask, token_accuracy
+
+    max_len = check_positive_int("max_len", max_len)
+    lengths = [check_positive_int("lengths", n) for n in lengths]
+    if max(lengths) > max_len or min(lengths) < 3:
+        raise ValueError(f"lengths must lie in [3, max_len={max_len}], got {min(lengths)} .. {max(lengths)}")
+    torch.manual_seed(check_nonnegative_int("seed", seed))
+    task = CopyOffsetTask(n_symbols=16, offset=2)
+    model = TinyTransformer(task.vocab_size, task.n_outputs, d_model=d_model, n_heads=4, n_layers=1,
+                            max_len=max_len, position="learned", position_options={"init": "bert"})
+    weight = model.position.weight
+    initial = weight.detach().clone()
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    generator = torch.Generator().manual_seed(seed + 1)
+    uses = torch.zeros(max_len, dtype=torch.long)
+    for _ in range(check_positive_int("steps", steps)):
+        seq_len = lengths[int(torch.randint(len(lengths), (1,), generator=generator))]
+        tokens, targets = task.sample(batch, seq_len, generator)
+        loss = F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten(), ignore_index=-100)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        uses[:seq_len] += batch
+    with torch.no_grad():
+        test_generator = torch.Generator().manual_seed(seed + 2)
+        scores = []
+        for seq_len in lengths:
+            tokens, targets = task.sample(64, seq_len, test_generator)
+            scores.append(token_accuracy(model(tokens).argmax(-1), targets))
+    return ShortInputRun(initial, weight.detach().clone(), uses, float(np.mean(scores)), 1.0 / task.n_outputs)
+
+
+def gradient_rows_figure(grad_norms: torch.Tensor, seq_len: int) -> go.Figure:
+    """Bar chart of per-row gradient norms from :func:`row_gradient_norms`."""
+    values = grad_norms.detach().numpy()
+    fig = new_figure(
+        title=f"One backward pass on {seq_len} positions: which rows get a gradient?",
+        x_title="row of the position table (position)",
+        y_title="gradient norm of the row",
+        alt=f"Bar chart: rows 0 to {seq_len - 1} of the position table have a non-zero gradient, every later "
+        "row has exactly zero.",
+        height=320,
+    )
+    colors = [OKABE_ITO[0] if i < seq_len else OKABE_ITO[1] for i in range(len(values))]
+    fig.add_trace(go.Bar(x=list(range(len(values))), y=values, marker_color=colors, name="gradient norm"))
+    fig.add_vline(x=seq_len - 0.5, line_dash="dash", line_color="#444",
+                  annotation_text=f"seq_len = {seq_len}", annotation_position="top right")
+    return fig
+
+
+def row_change_figure(run: ShortInputRun) -> go.Figure:
+    """How far each row moved in training, next to how often its position occurred."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    positions = list(range(run.initial.shape[0]))
+    fig.add_trace(go.Bar(x=positions, y=run.uses.numpy(), name="training sequences that reached the row",
+                         marker_color=OKABE_ITO[4], opacity=0.55), secondary_y=True)
+    fig.add_trace(go.Scatter(x=positions, y=run.change.numpy(), mode="lines+markers", name="distance moved",
+                             line=dict(color=OKABE_ITO[5])), secondary_y=False)
+    fig.update_xaxes(title_text="row of the position table (position)")
+    fig.update_yaxes(title_text="‖row after − row before‖", secondary_y=False)
+    fig.update_yaxes(title_text="sequences that reached the row (count)", secondary_y=True, showgrid=False)
+    fig.update_layout(height=380, title=dict(text="Training moves only the rows it uses"),
+                      legend=dict(orientation="h", y=-0.25))
+    return describe(
+        fig,
+        alt="Line chart of how far each position row moved during training, over bars of how many training "
+        "sequences reached that row. Rows used in every batch moved most; rows never used did not move at all.",
+    )
+
+
+def _panels(names: Sequence[str], *, spacing: tuple[float, float], columns: int = 2) -> tuple[go.Figure, list]:
+    """A subplot grid with one titled panel per name, ``columns`` per row, and each panel's (row, col)."""
+    n_rows = -(-len(names) // columns)
+    fig = make_subplots(rows=n_rows, cols=columns, subplot_titles=list(names), horizontal_spacing=spacing[0],
+                        vertical_spacing=spacing[1])
+    return fig, [(index // columns + 1, index % columns + 1) for index in range(len(names))]
+
+
+def _finish_panels(fig: go.Figure, cells: list, *, x_title: str, y_title: str, panel_height: int, title: str,
+                   alt: str) -> go.Figure:
+    """Axis titles on every panel, a height that grows with the rows, a title and alt text."""
+    for row, col in cells:
+        fig.update_xaxes(title_text=x_title, row=row, col=col)
+        fig.update_yaxes(title_text=y_title, row=row, col=col)
+    fig.update_layout(height=panel_height * cells[-1][0] + 60, title=dict(text=title))
+    return describe(fig, alt=alt)
+
+
+def init_histograms_figure(tables: Mapping[str, torch.Tensor]) -> go.Figure:
+    """One histogram of entry values per initial table (each panel with its own value range), two per row."""
+    names = list(tables)
+    fig, cells = _panels(names, spacing=(0.1, 0.2))
+    for index, (name, (row, col)) in enumerate(zip(names, cells, strict=True)):
+        # Bin here rather than in the browser: the page then carries 60 bars, not every entry.
+        density, edges = np.histogram(tables[name].detach().double().flatten().numpy(), bins=60, density=True)
+        fig.add_trace(go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=density.round(3), width=np.diff(edges),
+                             showlegend=False, marker_color=OKABE_ITO[index % 7], name=name), row=row, col=col)
+    return _finish_panels(
+        fig, cells, x_title="entry value", y_title="density", panel_height=300,
+        title="Values of the initial tables (note the different x ranges)",
+        alt="Histograms of initial table entries, one per initialisation. BERT's is a normal cut off sharply at "
+        "plus and minus 0.04; GPT-2's a narrower untruncated normal; the uniform one is flat between -0.1 and "
+        "0.1; the sinusoidal one has a tall spike at 1 and mass spread between -1 and 1.",
+    )
+
+
+def init_similarity_figure(tables: Mapping[str, torch.Tensor], *, max_cells: int = 48) -> go.Figure:
+    """Cosine-similarity matrices of several tables, two per row, on one colour scale [-1, 1].
+
+    Each matrix shows at most ``max_cells`` evenly spaced positions per axis (the axes give
+    the real positions), which keeps the page light.
+    """
+    names = list(tables)
+    fig, cells = _panels(names, spacing=(0.12, 0.14))
+    for index, (name, (row, col)) in enumerate(zip(names, cells, strict=True)):
+        table = tables[name]
+        shown = even_indices(table.shape[0], max_cells)
+        sim = cosine_similarity_matrix(table[torch.as_tensor(shown)]).round(2)
+        fig.add_trace(go.Heatmap(z=sim, x=shown, y=shown, zmin=-1, zmax=1, colorscale=DIVERGING,
+                                 showscale=index == 0, colorbar=dict(title=dict(text="cosine"))), row=row, col=col)
+    fig.update_yaxes(autorange="reversed", showgrid=False)
+    fig.update_xaxes(showgrid=False)
+    return _finish_panels(
+        fig, cells, x_title="position", y_title="position", panel_height=330,
+        title="Cosine similarity between positions of the initial tables",
+        alt="Heatmaps of cosine similarity between positions, one per initialisation. The random tables show only "
+        "a bright diagonal (every position is nearly orthogonal to every other); the sinusoidal table shows a "
+        "smooth band: nearby positions are similar.",
+    )
+
+
+def learned_explorer(
+    *,
+    inits: Sequence[str] = INIT_STRATEGIES,
+    d_models: Sequence[int] = (16, 64, 256),
+    max_lens: Sequence[int] = (64, 512),
+    max_cells: int = 40,
+    seed: int = 0,
+) -> Explorer:
+    """Explorer: initial table (left) and its cosine-similarity matrix (right).
+
+    Controls: strategy (buttons), ``d_model`` and ``L_max`` (sliders; any even value live).
+    Both panels show at most ``max_cells`` evenly spaced positions (and dimensions), so the
+    static page stays light; axis labels give the real position and dimension numbers.
+    """
+    for init in inits:
+        check_choice("inits", init, INIT_STRATEGIES)
+    max_cells = check_positive_int("max_cells", max_cells)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("table values", "cosine similarity"),
+                        horizontal_spacing=0.24)
+    # The left colour bar sits in the gap between the panels (the left panel ends at x = 0.38).
+    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmid=0,
+                             colorbar=dict(title=dict(text="value"), x=0.4, thickness=12)), row=1, col=1)
+    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmin=-1, zmax=1,
+                             colorbar=dict(title=dict(text="cosine"), thickness=12)), row=1, col=2)
+    fig.update_yaxes(autorange="reversed", showgrid=False, title_text="position")
+    fig.update_xaxes(showgrid=False)
+    fig.update_xaxes(title_text="dimension", row=1, col=1)
+    fig.update_xaxes(title_text="position", row=1, col=2)
+    fig.update_layout(height=450, margin=dict(t=90))
+    describe(
+        fig,
+        alt="Left: heatmap of an initial position table, positions down, dimensions across. Right: heatmap of "
+        "the cosine similarity between its positions. Controls choose the strategy, width and length.",
+    )
+
+    def update(init: str, d_model: int, max_len: int) -> Frame:
+        d_model, max_len = int(d_model), int(max_len)
+        if init == "sinusoidal" and d_model % 2:
+            d_model += 1  # the sinusoidal table needs an even width (live sliders step by 2 anyway)
+        table = initial_table(max_len, d_model, init, seed=seed)
+        rows, cols = even_indices(max_len, max_cells), even_indices(d_model, max_cells)
+        shown = table[torch.as_tensor(rows)]
+        limit = float(shown.abs().max())
+        sim = cosine_similarity_matrix(shown)
+        neighbours = float(F.cosine_similarity(table[:-1], table[1:], dim=1).mean()) if max_len > 1 else 1.0
+        step = "" if len(rows) == max_len else f" · {len(rows)} of {max_len} positions shown"
+        return Frame(
+            traces={
+                0: {"z": shown[:, torch.as_tensor(cols)].numpy().round(4), "x": cols, "y": rows,
+                    "zmin": -limit, "zmax": limit},
+                1: {"z": sim.round(2), "x": rows, "y": rows},
+            },
+            layout={"title.text": f"{init} · d_model={d_model} · L_max={max_len}{step}<br>"
+                                  f"<sup>mean cosine of neighbouring positions: {neighbours:.2f}</sup>"},
+        )
+
+    return Explorer(
+        fig,
+        update,
+        [
+            Control("init", list(inits), label="initialisation"),
+            Control("d_model", list(d_models), label="d_model", live=(2, 512, 2)),
+            Control("max_len", list(max_lens), label="L_max", live=(8, 1024, 8)),
+        ],
+        caption="Choose an initialisation, a width and a length. Random initialisations give nearly orthogonal "
+        "positions (cosine near 0 off the diagonal, closer to 0 for larger d_model); the sinusoidal one "
+        "starts with smooth structure.",
+    )

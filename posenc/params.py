@@ -1,0 +1,384 @@
+"""What a learned position table costs in parameters and memory, computed from configs.
+
+* :class:`TransformerConfig` describes a BERT-style encoder or a GPT-2-style decoder by
+  the numbers that fix its size (vocabulary, layers, width, feed-forward width, heads,
+  maximum length, segment vocabulary, output head).
+* :data:`CONFIGS` holds BERT-base, BERT-large, GPT-2 small, GPT-2 large and two
+  *hypothetical* long-context models (8K and 32K positions), defined in full here.
+* :func:`count_parameters` counts every parameter by formula; :func:`reference_modules`
+  builds the same architecture from PyTorch's own layers (on the ``meta`` device, so even
+  a billion parameters cost no memory) so the formula can be checked against a real
+  module count.
+* :func:`training_bytes` gives the memory side (time is measured in :mod:`posenc.compare`).
+* :func:`parameter_table_html`, :func:`position_params_figure` and
+  :func:`position_share_figure` present the numbers.
+
+Nothing here is typed in: every count follows from the configs.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+from torch import nn
+
+from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
+from posenc.learned import BertEmbeddings, LearnedPositionEmbedding
+from posenc.plots import OKABE_ITO, describe, new_figure
+
+__all__ = [
+    "FAMILIES",
+    "OUTPUT_HEADS",
+    "TransformerConfig",
+    "ParamCount",
+    "CONFIGS",
+    "position_parameters",
+    "layer_parameters",
+    "count_parameters",
+    "reference_modules",
+    "module_parameter_count",
+    "training_bytes",
+    "parameter_rows",
+    "html_table",
+    "parameter_table_html",
+    "position_params_figure",
+    "position_share_figure",
+]
+
+#: Architecture families: ``"bert"`` (post-LayerNorm encoder with an embedding LayerNorm
+#: and a pooler) and ``"gpt2"`` (pre-LayerNorm decoder with a final LayerNorm).
+FAMILIES: tuple[str, ...] = ("bert", "gpt2")
+#: Output layers: ``"none"`` (the base model), ``"tied"`` (a vocabulary projection that
+#: reuses the token table: no new weights) or ``"untied"`` (its own ``vocab x d`` matrix).
+OUTPUT_HEADS: tuple[str, ...] = ("none", "tied", "untied")
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """The numbers that fix the size of a Transformer.
+
+    Attributes:
+        name: label for tables and figures.
+        family: one of :data:`FAMILIES`.
+        vocab_size: token vocabulary.
+        n_layers: number of blocks.
+        d_model: width; n_heads: attention heads (must divide ``d_model``); d_ff: MLP width.
+        max_len: rows of the learned position table (L_max).
+        type_vocab_size: rows of the segment table (0: no segment table).
+        output_head: one of :data:`OUTPUT_HEADS`.
+        hypothetical: ``True`` for a configuration no published model has.
+        published_total: the size its authors published (``None`` if there is none).
+        source: where the configuration (and the published size) comes from.
+    """
+
+    name: str
+    family: str
+    vocab_size: int
+    n_layers: int
+    d_model: int
+    n_heads: int
+    d_ff: int
+    max_len: int
+    type_vocab_size: int = 0
+    output_head: str = "none"
+    hypothetical: bool = False
+    published_total: int | None = None
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        check_choice("family", self.family, FAMILIES)
+        check_choice("output_head", self.output_head, OUTPUT_HEADS)
+        for name in ("vocab_size", "n_layers", "d_model", "n_heads", "d_ff", "max_len"):
+            check_positive_int(name, getattr(self, name))
+        check_nonnegative_int("type_vocab_size", self.type_vocab_size)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads={self.n_heads} must divide d_model={self.d_model}")
+
+    def with_(self, **changes: object) -> TransformerConfig:
+        """A copy with some fields changed (e.g. ``max_len=8192``), validated again."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class ParamCount:
+    """Parameters of one configuration, by part. ``total`` is their sum."""
+
+    token: int
+    position: int
+    segment: int
+    embedding_norm: int
+    layers: int
+    final_norm: int
+    pooler: int
+    output_head: int
+
+    @property
+    def total(self) -> int:
+        return (
+            self.token + self.position + self.segment + self.embedding_norm
+            + self.layers + self.final_norm + self.pooler + self.output_head
+        )
+
+    @property
+    def position_share(self) -> float:
+        """Position parameters as a fraction of the total (multiply by 100 for %)."""
+        return self.position / self.total
+
+
+def position_parameters(max_len: int, d_model: int) -> int:
+    """Parameters of a learned position table: ``max_len * d_model`` (a sinusoidal table has 0)."""
+    return check_positive_int("max_len", max_len) * check_positive_int("d_model", d_model)
+
+
+def layer_parameters(d_model: int, d_ff: int) -> int:
+    """Parameters of one Transformer block (BERT and GPT-2 blocks are the same size).
+
+    Attention: Q, K, V and output projections with biases, ``4 d^2 + 4 d``.
+    MLP: ``d -> d_ff -> d`` with biases, ``2 d d_ff + d_ff + d``. Two LayerNorms: ``4 d``.
+    """
+    d = check_positive_int("d_model", d_model)
+    f = check_positive_int("d_ff", d_ff)
+    return (4 * d * d + 4 * d) + (2 * d * f + f + d) + 4 * d
+
+
+def count_parameters(config: TransformerConfig) -> ParamCount:
+    """Count every parameter of ``config`` by formula, part by part."""
+    d = config.d_model
+    bert = config.family == "bert"
+    return ParamCount(
+        token=config.vocab_size * d,
+        position=position_parameters(config.max_len, d),
+        segment=config.type_vocab_size * d,
+        embedding_norm=2 * d if bert else 0,
+        layers=config.n_layers * layer_parameters(d, config.d_ff),
+        final_norm=0 if bert else 2 * d,
+        pooler=d * d + d if bert else 0,
+        output_head=config.vocab_size * d if config.output_head == "untied" else 0,
+    )
+
+
+def reference_modules(config: TransformerConfig, *, device: str | torch.device = "meta") -> nn.ModuleDict:
+    """The architecture of ``config`` assembled from PyTorch layers, to check the formula.
+
+    BERT: :class:`posenc.learned.BertEmbeddings` (token, position, segment tables and a
+    LayerNorm), post-LayerNorm ``nn.TransformerEncoderLayer`` blocks, a ``d x d`` pooler.
+    GPT-2: token ``nn.Embedding``, :class:`posenc.learned.LearnedPositionEmbedding`,
+    pre-LayerNorm blocks, a final LayerNorm. An untied output head is a bias-free
+    ``nn.Linear(d, vocab)``. The parts are not wired into a forward pass: this is for
+    counting. On the default ``meta`` device no memory is allocated.
+    """
+    d, bert = config.d_model, config.family == "bert"
+    parts: dict[str, nn.Module] = {}
+    with torch.device(device):
+        if bert:
+            parts["embeddings"] = BertEmbeddings(
+                config.vocab_size, config.max_len, d, type_vocab_size=max(config.type_vocab_size, 1)
+            )
+            if config.type_vocab_size == 0:
+                del parts["embeddings"].segment
+        else:
+            parts["token"] = nn.Embedding(config.vocab_size, d)
+            parts["position"] = LearnedPositionEmbedding(config.max_len, d)
+            if config.type_vocab_size:
+                parts["segment"] = nn.Embedding(config.type_vocab_size, d)
+        parts["layers"] = nn.ModuleList(
+            nn.TransformerEncoderLayer(d, config.n_heads, config.d_ff, batch_first=True, norm_first=not bert)
+            for _ in range(config.n_layers)
+        )
+        if bert:
+            parts["pooler"] = nn.Linear(d, d)
+        else:
+            parts["final_norm"] = nn.LayerNorm(d)
+        if config.output_head == "untied":
+            parts["output_head"] = nn.Linear(d, config.vocab_size, bias=False)
+    return nn.ModuleDict(parts)
+
+
+def module_parameter_count(module: nn.Module) -> int:
+    """Total number of parameters of a module (shared parameters counted once)."""
+    return sum(p.numel() for p in module.parameters())
+
+
+def training_bytes(n_params: int, *, optimizer: str = "adam", bytes_per_value: int = 4) -> int:
+    """Bytes a set of trainable parameters occupies while training.
+
+    Args:
+        n_params: number of parameters.
+        optimizer: ``"adam"`` (weights, gradients and two moment estimates: 4 copies),
+            ``"sgd"`` (weights and gradients: 2) or ``"inference"`` (weights only: 1).
+        bytes_per_value: 4 for float32, 2 for float16/bfloat16.
+    """
+    copies = {"adam": 4, "sgd": 2, "inference": 1}
+    check_choice("optimizer", optimizer, list(copies))
+    return check_nonnegative_int("n_params", n_params) * copies[optimizer] * check_positive_int(
+        "bytes_per_value", bytes_per_value
+    )
+
+
+def _configs() -> dict[str, TransformerConfig]:
+    bert_source = "Devlin et al. (2019); published size from the paper"
+    gpt2_source = "Radford et al. (2019); size from the openai/gpt-2 README (the paper's table says {paper})"
+    configs = [
+        TransformerConfig("BERT-base", "bert", 30522, 12, 768, 12, 3072, 512, type_vocab_size=2,
+                          published_total=110_000_000, source=bert_source),
+        TransformerConfig("BERT-large", "bert", 30522, 24, 1024, 16, 4096, 512, type_vocab_size=2,
+                          published_total=340_000_000, source=bert_source),
+        TransformerConfig("GPT-2 small", "gpt2", 50257, 12, 768, 12, 3072, 1024, output_head="tied",
+                          published_total=124_000_000, source=gpt2_source.format(paper="117M")),
+        TransformerConfig("GPT-2 large", "gpt2", 50257, 36, 1280, 20, 5120, 1024, output_head="tied",
+                          published_total=774_000_000, source=gpt2_source.format(paper="762M")),
+        # Two made-up long-context models: GPT-2-style decoders, defined in full so their
+        # totals (and the position share) are computed like the real ones.
+        TransformerConfig("Hypothetical 8K", "gpt2", 50257, 24, 1024, 16, 4096, 8192, output_head="tied",
+                          hypothetical=True,
+                          source="hypothetical: GPT-2 medium's shape (24 layers, width 1024) with 8,192 positions"),
+        TransformerConfig("Hypothetical 32K", "gpt2", 50257, 24, 2048, 16, 8192, 32768, output_head="tied",
+                          hypothetical=True,
+                          source="hypothetical: 24 layers of width 2048 with 32,768 positions"),
+    ]
+    return {config.name: config for config in configs}
+
+
+#: The configurations of chapter 4, keyed by name.
+CONFIGS: dict[str, TransformerConfig] = _configs()
+
+
+def parameter_rows(configs: Iterable[TransformerConfig] | None = None) -> list[dict[str, object]]:
+    """One dict per configuration with its counts (plain values, for tables and asserts)."""
+    rows = []
+    for config in CONFIGS.values() if configs is None else configs:
+        count = count_parameters(config)
+        rows.append(
+            {
+                "name": config.name,
+                "hypothetical": config.hypothetical,
+                "max_len": config.max_len,
+                "d_model": config.d_model,
+                "position": count.position,
+                "token": count.token,
+                "segment": count.segment,
+                "total": count.total,
+                "position_percent": 100.0 * count.position_share,
+                "published_total": config.published_total,
+            }
+        )
+    return rows
+
+
+def html_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, numeric: Sequence[bool] | None = None,
+               caption: str | None = None, compact: bool = False) -> str:
+    """A plain, accessible HTML table (cells are escaped; numeric columns right-aligned).
+
+    Notebook outputs in Markdown are rendered as CommonMark, which has no tables, so the
+    book's computed tables are emitted as HTML.
+
+    Args:
+        headers: column titles.
+        rows: one sequence of cell values per row (converted with ``str``).
+        numeric: per column, ``True`` to right-align it.
+        caption: optional caption shown above the table.
+        compact: smaller type, so that a wide table of numbers fits the page column.
+    """
+    align = list(numeric) if numeric is not None else [False] * len(headers)
+    if len(align) != len(headers):
+        raise ValueError(f"numeric must have one entry per column ({len(headers)}), got {len(align)}")
+
+    def cell(tag: str, value: object, right: bool, attrs: str = "") -> str:
+        style = ' style="text-align: right"' if right else ""
+        return f"<{tag}{attrs}{style}>{html.escape(str(value))}</{tag}>"
+
+    size = ' style="font-size: 0.85em"' if compact else ""
+    parts = [f'<table class="table posenc-table"{size}>']
+    if caption:
+        parts.append(f"<caption>{html.escape(caption)}</caption>")
+    header_cells = (cell("th", h, r, ' scope="col"') for h, r in zip(headers, align, strict=True))
+    parts.append("<thead><tr>" + "".join(header_cells) + "</tr></thead><tbody>")
+    for row in rows:
+        values = list(row)
+        if len(values) != len(headers):
+            raise ValueError(f"every row needs {len(headers)} cells, got {len(values)}: {values!r}")
+        parts.append("<tr>" + "".join(cell("td", v, r) for v, r in zip(values, align, strict=True)) + "</tr>")
+    parts.append("</tbody></table>")
+    return "\n".join(parts)
+
+
+def parameter_table_html(configs: Iterable[TransformerConfig] | None = None) -> str:
+    """:func:`parameter_rows` as an HTML table (counts with thousands separators)."""
+    headers = ["model (L_max × d_model)", "position", "token", "segment", "total", "position share",
+               "published"]
+    body = []
+    for row in parameter_rows(configs):
+        published = "—" if row["published_total"] is None else f"≈ {int(row['published_total']) / 1e6:g}M"
+        body.append([
+            f"{row['name']} ({row['max_len']:,} × {row['d_model']:,})",
+            f"{row['position']:,}", f"{row['token']:,}", f"{row['segment']:,}", f"{row['total']:,}",
+            f"{row['position_percent']:.2f} %", published,
+        ])
+    return html_table(headers, body, numeric=[False] + [True] * 6, compact=True,
+                      caption="Parameters by part, computed from each configuration")
+
+
+def position_params_figure(
+    max_lens: Sequence[int], d_models: Sequence[int], *, configs: Iterable[TransformerConfig] | None = None
+) -> go.Figure:
+    """Two log-log panels, one above the other: position parameters against L_max (one line per
+    d_model) and against d_model (one line per L_max), with the configurations of
+    :data:`CONFIGS` marked (their names appear on hover)."""
+    marked = list(CONFIGS.values() if configs is None else configs)
+    fig = make_subplots(rows=2, cols=1, subplot_titles=("against maximum length", "against model width"),
+                        vertical_spacing=0.2)
+    for i, d in enumerate(d_models):
+        fig.add_trace(go.Scatter(x=list(max_lens), y=[position_parameters(n, d) for n in max_lens], mode="lines",
+                                 name=f"d_model = {d:,}", line=dict(color=OKABE_ITO[i % 7]), legend="legend"),
+                      row=1, col=1)
+    for i, n in enumerate(max_lens[:: max(1, len(max_lens) // 4)]):
+        fig.add_trace(go.Scatter(x=list(d_models), y=[position_parameters(n, d) for d in d_models], mode="lines",
+                                 name=f"L_max = {n:,}", line=dict(color=OKABE_ITO[i % 7], dash="dot"),
+                                 legend="legend2"), row=2, col=1)
+    for row, key, legend in ((1, "max_len", "legend"), (2, "d_model", "legend2")):
+        fig.add_trace(go.Scatter(
+            x=[getattr(c, key) for c in marked], y=[position_parameters(c.max_len, c.d_model) for c in marked],
+            mode="markers", hovertext=[c.name for c in marked], hoverinfo="text+x+y",
+            marker=dict(color="#000000", size=8, symbol="diamond"), name="configurations of the table",
+            legend=legend), row=row, col=1)
+    fig.update_xaxes(type="log", title_text="maximum length L_max (positions)", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="model width d_model (dimensions)", row=2, col=1)
+    fig.update_yaxes(type="log", title_text="position parameters")
+    fig.update_layout(
+        height=760, title=dict(text="A learned table has L_max × d_model parameters"),
+        legend=dict(y=1.0, yanchor="top", x=1.02), legend2=dict(y=0.4, yanchor="top", x=1.02),
+    )
+    return describe(
+        fig,
+        alt="Two log-log line charts. Top: learned position parameters grow in proportion to the maximum "
+        "length, one line per model width. Bottom: they grow in proportion to the model width, one line per "
+        "maximum length. Diamonds mark BERT, GPT-2 and the two hypothetical long-context configurations.",
+    )
+
+
+def position_share_figure(
+    configs: Sequence[TransformerConfig], max_lens: Sequence[int]
+) -> go.Figure:
+    """Position parameters as % of the total when only L_max of each configuration changes."""
+    fig = new_figure(
+        title="Share of all parameters spent on the position table",
+        x_title="maximum length L_max (positions, log scale)",
+        y_title="position parameters (% of total)",
+        alt="Line chart: for each model shape, the percentage of parameters in the learned position table "
+        "rises with the maximum length, slowly at first and steeply past tens of thousands of positions.",
+    )
+    for i, config in enumerate(configs):
+        shares = [100.0 * count_parameters(config.with_(max_len=n)).position_share for n in max_lens]
+        fig.add_trace(go.Scatter(x=list(max_lens), y=shares, mode="lines+markers", name=config.name,
+                                 line=dict(color=OKABE_ITO[i % 7])))
+        own = 100.0 * count_parameters(config).position_share
+        fig.add_trace(go.Scatter(x=[config.max_len], y=[own], mode="markers", showlegend=False,
+                                 marker=dict(color=OKABE_ITO[i % 7], size=13, symbol="star"),
+                                 hovertext=f"{config.name} as published: L_max={config.max_len}"))
+    fig.update_xaxes(type="log")
+    return fig

@@ -1,0 +1,62 @@
+"""Tests for posenc.compare: offset dependence of dot products, timing helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from posenc.compare import dot_product_by_offset_figure, offset_dependence, time_position_vectors, timing_figure
+from posenc.learned import initial_table
+from posenc.sinusoidal import offset_dot_product, sinusoidal_table
+
+
+def test_sinusoidal_dot_products_depend_on_offset_only() -> None:
+    result = offset_dependence(sinusoidal_table(300, 64), max_offset=20)
+    assert result.relative_spread < 1e-6
+    assert result.scale == pytest.approx(32.0, rel=1e-6)  # every row has norm^2 = d/2
+    assert np.allclose(result.mean, offset_dot_product(np.arange(1, 21), 64).numpy(), atol=1e-4)
+
+
+def test_random_tables_are_not_offset_only() -> None:
+    result = offset_dependence(initial_table(300, 64, "gpt2", seed=0), max_offset=20)
+    assert result.relative_spread > 0.3
+    assert np.all(np.abs(result.mean) < 0.2 * result.scale)  # no systematic similarity between neighbours
+
+
+def test_a_toeplitz_table_is_detected() -> None:
+    # Rows that are rotations of each other (a discrete Fourier table) have offset-only dot products too.
+    n, d = 64, 8
+    angles = torch.arange(n, dtype=torch.float64)[:, None] * torch.tensor([0.3, 0.7, 1.1, 2.0])
+    table = torch.cat([angles.cos(), angles.sin()], dim=1)
+    assert table.shape == (n, d)
+    assert offset_dependence(table, max_offset=10).relative_spread < 1e-12
+
+
+def test_offset_dependence_errors() -> None:
+    with pytest.raises(ValueError, match="max_offset"):
+        offset_dependence(torch.zeros(5, 3), max_offset=5)
+    with pytest.raises(ValueError, match="shape"):
+        offset_dependence(torch.zeros(5))
+
+
+def test_dot_product_figure() -> None:
+    tables = {"sinusoidal": sinusoidal_table(100, 16), "bert": initial_table(100, 16, "bert", seed=0)}
+    fig = dot_product_by_offset_figure(tables, starts=(0, 30), max_offset=20)
+    assert len(fig.data) == 4 and fig.layout.meta["alt"]
+    first, second = np.asarray(fig.data[0].y), np.asarray(fig.data[1].y)
+    assert np.allclose(first, second, atol=1e-3)  # sinusoidal: the lines coincide
+    assert not np.allclose(np.asarray(fig.data[2].y), np.asarray(fig.data[3].y), atol=0.1)
+    with pytest.raises(ValueError, match="past"):
+        dot_product_by_offset_figure(tables, starts=(90,), max_offset=20)
+
+
+def test_timing_returns_positive_times() -> None:
+    timings = time_position_vectors(16, 8, batch=2, number=2, repeats=2)
+    assert set(timings) == {"learned: table lookup", "sinusoidal: posenc", "sinusoidal: float32 recipe",
+                            "add to a batch"}
+    assert all(t > 0 for t in timings.values())
+    fig = timing_figure({(16, 8): timings})
+    assert len(fig.data) == 4 and fig.layout.meta["alt"] and fig.layout.yaxis.title.text
+    with pytest.raises(ValueError, match="at least one"):
+        timing_figure({})
