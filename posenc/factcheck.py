@@ -1,0 +1,124 @@
+"""Records for the book's fact check of its source material (Appendix B).
+
+Each :class:`Claim` is one quantitative or attributive statement from one of the four
+source documents, with a verdict from :data:`VERDICTS` and the evidence in MyST markdown:
+
+* ``"confirmed"``: this book's code shows it; the evidence links to the cell
+  (``{ref}`` or ``{doc}``);
+* ``"corrected"``: wrong, imprecise or unsourced; the evidence states what is right and
+  gives its source (a citation or a link to the cell that computes it);
+* ``"cited"``: a published result that code cannot reproduce; the evidence cites it.
+
+:func:`count_verdicts` and :func:`counts_by_seed` count them, :func:`claims_table` and
+:func:`summary_table` render MyST tables (for ``{glue:md}`` with ``:format: myst``).
+Nothing is counted by hand: the page's summary comes from these functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from posenc.checks import check_choice
+
+__all__ = ["VERDICTS", "Claim", "count_verdicts", "counts_by_seed", "claims_table", "summary_table"]
+
+#: The three verdicts, in the order the page lists them.
+VERDICTS: tuple[str, ...] = ("confirmed", "corrected", "cited")
+
+_LINK = re.compile(r"\{(?:doc|ref)\}`[^`]+`")
+_CITE = re.compile(r"\{cite(?::[a-z]+)?\}`[^`]+`")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a source document and its verdict.
+
+    Attributes:
+        id: short unique id, e.g. ``"002-21"`` (seed number, running number).
+        seed: the source document, e.g. ``"002"``.
+        claim: the claim, quoted briefly or paraphrased (one line of MyST markdown).
+        verdict: one of :data:`VERDICTS`.
+        evidence: MyST markdown: why, and where (links and citations).
+
+    Raises:
+        ValueError: an empty field, an unknown verdict, or evidence without the kind of
+            source its verdict needs (confirmed: a ``{ref}``/``{doc}`` link; cited: a
+            ``{cite}`` role; corrected: either).
+    """
+
+    id: str
+    seed: str
+    claim: str
+    verdict: str
+    evidence: str
+
+    def __post_init__(self) -> None:
+        for name in ("id", "seed", "claim", "evidence"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{name} of claim {self.id!r} must be a non-empty string, got {value!r}")
+            if "\n" in value:
+                raise ValueError(f"{name} of claim {self.id!r} must be one line (it becomes a table cell)")
+        check_choice("verdict", self.verdict, VERDICTS)
+        has_link, has_cite = bool(_LINK.search(self.evidence)), bool(_CITE.search(self.evidence))
+        if self.verdict == "confirmed" and not has_link:
+            raise ValueError(f"claim {self.id!r} is 'confirmed' but its evidence links to no cell ({{ref}} or {{doc}})")
+        if self.verdict == "cited" and not has_cite:
+            raise ValueError(f"claim {self.id!r} is 'cited' but its evidence has no {{cite}} role")
+        if self.verdict == "corrected" and not (has_link or has_cite):
+            raise ValueError(f"claim {self.id!r} is 'corrected' but its evidence gives no source (a link or a citation)")
+
+
+def _check_unique(claims: Sequence[Claim]) -> None:
+    seen: set[str] = set()
+    for claim in claims:
+        if not isinstance(claim, Claim):
+            raise TypeError(f"claims must hold Claim records, got {type(claim).__name__}")
+        if claim.id in seen:
+            raise ValueError(f"claim id {claim.id!r} is used twice")
+        seen.add(claim.id)
+
+
+def count_verdicts(claims: Iterable[Claim]) -> dict[str, int]:
+    """``{verdict: number of claims}`` for every verdict in :data:`VERDICTS` (zeros included)."""
+    claims = list(claims)
+    _check_unique(claims)
+    return {verdict: sum(c.verdict == verdict for c in claims) for verdict in VERDICTS}
+
+
+def counts_by_seed(claims: Iterable[Claim]) -> dict[str, dict[str, int]]:
+    """``{seed: {verdict: count}}``, seeds in sorted order."""
+    claims = list(claims)
+    _check_unique(claims)
+    return {seed: count_verdicts(c for c in claims if c.seed == seed) for seed in sorted({c.seed for c in claims})}
+
+
+def _cell(text: str) -> str:
+    # A pipe would end the table cell; MyST reads an escaped one as a literal "|".
+    return text.replace("|", "\\|")
+
+
+def claims_table(claims: Iterable[Claim], *, seed: str | None = None) -> str:
+    """A MyST table with columns claim (led by its id), verdict, evidence (only ``seed``'s claims if given)."""
+    rows = [c for c in claims if seed is None or c.seed == seed]
+    if not rows:
+        raise ValueError(f"no claims to tabulate for seed {seed!r}")
+    lines = ["| Claim | Verdict | Evidence |", "|---|---|---|"]
+    lines += [f"| **{c.id}** {_cell(c.claim)} | **{c.verdict}** | {_cell(c.evidence)} |" for c in rows]
+    return "\n".join(lines)
+
+
+def summary_table(claims: Iterable[Claim], *, seed_names: dict[str, str] | None = None) -> str:
+    """A MyST table of verdict counts: one row per seed and a total row."""
+    claims = list(claims)
+    names = seed_names or {}
+    header = "| Source | " + " | ".join(VERDICTS) + " | all |"
+    lines = [header, "|---|" + "---:|" * (len(VERDICTS) + 1)]
+    for seed, counts in counts_by_seed(claims).items():
+        label = _cell(names.get(seed, seed))
+        lines.append(f"| {label} | " + " | ".join(str(counts[v]) for v in VERDICTS) + f" | {sum(counts.values())} |")
+    total = count_verdicts(claims)
+    lines.append("| **all sources** | " + " | ".join(f"**{total[v]}**" for v in VERDICTS) + f" | **{len(claims)}** |")
+    return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""The built site has the furniture readers expect (static HTML checks, no browser).
+
+* every notebook page offers its ``.ipynb`` for download, and the file is in the site;
+* every page links to the repository;
+* pages are chained by previous/next links in table-of-contents order;
+* the search page and its index are local files, and the index covers every page;
+* the footer shows the licence and the copyright year of ``_config.yml`` (which must match
+  the year in ``LICENSE``).
+
+The site is ``_build/html`` (what ``make book`` builds) or ``$POSENC_SITE`` (e.g. a partial build
+made with ``make pages``); without a built site the checks are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+
+pytestmark = pytest.mark.skipif(not (SITE / "search.html").exists(), reason=f"no built site at {SITE} (run `make book`)")
+
+
+def built_pages() -> list[Path]:
+    """Content pages of the site (the book's own pages, not genindex/search)."""
+    return sorted((SITE / "book").glob("*.html")) if SITE.exists() else []
+
+
+def notebook_pages() -> list[Path]:
+    return [page for page in built_pages() if (ROOT / "book" / f"{page.stem}.ipynb").exists()]
+
+
+def test_site_has_pages() -> None:
+    assert built_pages(), f"no pages under {SITE / 'book'}"
+
+
+@pytest.mark.parametrize("page", notebook_pages(), ids=lambda p: p.stem)
+def test_notebook_page_offers_its_ipynb(page: Path) -> None:
+    html = page.read_text()
+    link = f"../_sources/book/{page.stem}.ipynb"
+    assert f'href="{link}"' in html, f"{page.name}: no download link to {link}"
+    assert (page.parent / link).resolve().is_file(), f"{page.name}: {link} is not in the site"
+
+
+@pytest.mark.parametrize("page", built_pages(), ids=lambda p: p.stem)
+def test_page_links_to_the_repository(page: Path) -> None:
+    url = CONFIG["repository"]["url"].rstrip("/")
+    assert f'href="{url}"' in page.read_text(), f"{page.name}: no repository button linking to {url}"
+
+
+def _prev_next(page: Path) -> dict[str, str]:
+    html = page.read_text()
+    links = {}
+    for kind in ("prev", "next"):
+        match = re.search(rf'<a class="(?:left-|right-)?{kind}"[^>]*href="([^"]+)"', html)
+        if match:
+            links[kind] = match.group(1).split("#")[0]
+    return links
+
+
+def test_pages_are_chained_by_prev_and_next() -> None:
+    pages = built_pages()
+    unlinked = [p.name for p in pages if not _prev_next(p)]
+    assert not unlinked, f"pages without previous/next navigation: {unlinked}"
+    # Following "next" from the first page visits every page exactly once.
+    start = SITE / "book" / "index.html"
+    seen, current = [], start
+    while current is not None and current not in seen:
+        seen.append(current)
+        target = _prev_next(current).get("next")
+        current = (current.parent / target).resolve() if target else None
+    missing = sorted({p.name for p in pages} - {p.name for p in seen})
+    assert not missing, f"pages not reached by following 'next' from the preface: {missing}"
+
+
+def test_search_works_offline() -> None:
+    search = (SITE / "search.html").read_text()
+    sources = re.findall(r'<script[^>]*src="([^"]+)"', search)
+    remote = [src for src in sources if re.match(r"^(https?:)?//", src)]
+    assert not remote, f"search.html loads scripts from the network: {remote}"
+    assert any(src.split("?")[0].endswith("searchindex.js") for src in sources)
+    index_text = (SITE / "searchindex.js").read_text()
+    index = json.loads(index_text[index_text.index("(") + 1 : index_text.rindex(")")])
+    indexed = set(index["docnames"])
+    pages = {f"book/{p.stem}" for p in built_pages()}
+    assert pages <= indexed, f"pages missing from the search index: {sorted(pages - indexed)}"
+    assert "equivari" in index_text, "a word the book uses everywhere is not in the search index"
+
+
+@pytest.mark.parametrize("page", built_pages(), ids=lambda p: p.stem)
+def test_footer_shows_licence_and_year(page: Path) -> None:
+    year = str(CONFIG["copyright"])
+    html = page.read_text()
+    assert f"© Copyright {year}." in html, f"{page.name}: footer lacks '© Copyright {year}.'"
+    assert "MIT licence" in html, f"{page.name}: footer does not name the licence"
+
+
+def test_copyright_year_matches_the_licence() -> None:
+    licence_year = re.search(r"Copyright \(c\) (\d{4})", (ROOT / "LICENSE").read_text())
+    assert licence_year, "LICENSE has no 'Copyright (c) YYYY' line"
+    assert str(CONFIG["copyright"]) == licence_year.group(1)
