@@ -3,11 +3,21 @@
 Registers the JavaScript and CSS the pages need and copies them, at the end of the
 build, from pinned installed packages into ``_static/vendor``:
 
-* plotly.js from the ``plotly`` Python package (loaded once per page, never inlined);
+* plotly.js from the ``plotly`` Python package (one file for the site, loaded by the
+  pages that show a figure, never inlined);
 * MathJax 3 from the ``django-static-mathjax`` package;
 * the book's own explorer script and stylesheet from ``posenc/assets``.
 
 Nothing is fetched from the network and no third-party file is committed.
+
+It also keeps the pages clean in a browser (``tests/test_site_browser.py`` checks them):
+
+* Jupyter Book always loads sphinx-thebe, which declares ``const THEBE_JS_URL`` (an
+  unpkg.com address) twice per page, a JavaScript error; the book has no thebe launch
+  button, so thebe's page scripts are not registered at all;
+* two generated attributes that axe-core reports (Sphinx's deprecated
+  ``role="doc-biblioentry"`` on citations, myst-nb's ``aria-label`` hiding the text of
+  "Show code cell source") are rewritten, see ``_ACCESSIBLE_MARKUP``.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from sphinx.application import Sphinx
 ASSETS = Path(__file__).parent / "assets"
 VENDOR = "vendor"
 PLOTLY_JS = f"{VENDOR}/plotly.min.js"
+EXPLORER_JS = f"{VENDOR}/posenc-explorer.js"
 MATHJAX_JS = f"{VENDOR}/mathjax/tex-chtml.js"
 # Big bundles and the speech engine are never requested by tex-chtml.js pages.
 _MATHJAX_SKIP = ("sre", "*-full*.js", "mml-*.js", "tex-svg*.js", "tex-mml-*.js", "node-main.js", "latest.js")
@@ -46,11 +57,6 @@ def mathjax_dir() -> Path:
 
 def _configure(app: Sphinx, config: Any) -> None:
     config.mathjax_path = MATHJAX_JS
-    js_files = list(config.html_js_files)
-    for name in (PLOTLY_JS, f"{VENDOR}/posenc-explorer.js"):
-        if name not in [entry if isinstance(entry, str) else entry[0] for entry in js_files]:
-            js_files.append(name)
-    config.html_js_files = js_files
     css_files = list(config.html_css_files)
     if f"{VENDOR}/posenc.css" not in css_files:
         css_files.append(f"{VENDOR}/posenc.css")
@@ -70,6 +76,55 @@ def _copy_assets(app: Sphinx, exception: Exception | None) -> None:
     )
 
 
+def _add_plotly(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """Load plotly.js (4.6 MB) and the explorer script only on pages that show a figure.
+
+    They go in the page's ``<head>``, without ``defer``: each figure's inline script calls
+    ``Plotly.newPlot`` as soon as it is parsed. Added through the builder, Sphinx keeps
+    them to this page.
+    """
+    if "plotly-graph-div" in str(context.get("body", "")):
+        for name in (PLOTLY_JS, EXPLORER_JS):
+            app.builder.add_js_file(name)  # type: ignore[attr-defined]
+
+
+def _drop_thebe(app: Sphinx, config: Any) -> None:
+    """Unregister sphinx-thebe's page scripts and stylesheet (Jupyter Book always loads it).
+
+    Its ``env-before-read-docs`` handler registers an inline script declaring ``const
+    THEBE_JS_URL`` (an unpkg.com address); Jupyter Book pages carry it twice, a
+    SyntaxError in every page. Its ``doctree-resolved`` handler appends a thebe
+    configuration pointing at mybinder. The book runs no code in the browser.
+    """
+    if config.html_theme_options.get("launch_buttons", {}).get("thebe"):
+        return  # someone turned thebe on in _config.yml: leave it alone
+    for event in ("env-before-read-docs", "doctree-resolved"):
+        for listener in list(app.events.listeners.get(event, [])):
+            if getattr(listener.handler, "__module__", "").startswith("sphinx_thebe"):
+                app.disconnect(listener.id)
+    app.registry.css_files = [entry for entry in app.registry.css_files if entry[0] != "sphinx-thebe.css"]
+
+
+#: Markup of Sphinx and myst-nb that axe-core rejects, and its accessible replacement.
+_ACCESSIBLE_MARKUP = {
+    # Citations: doc-biblioentry is deprecated in ARIA 1.2, so axe-core rejects it as a child
+    # of Sphinx's role="list" citation list (critical: aria-required-children).
+    'role="doc-biblioentry"': 'role="listitem"',
+    # Hidden code cells: the label hides the visible "Show code cell source" from screen
+    # readers (serious: label-content-name-mismatch); without it the name is that text.
+    '<summary aria-label="Toggle hidden content">': "<summary>",
+}
+
+
+def _fix_markup(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """Rewrite the few generated attributes listed in ``_ACCESSIBLE_MARKUP`` in the page body."""
+    body = context.get("body")
+    if isinstance(body, str):
+        for old, new in _ACCESSIBLE_MARKUP.items():
+            body = body.replace(old, new)
+        context["body"] = body
+
+
 def _drop_widget_state(app: Sphinx, pagename: str, *args: Any, **kwargs: Any) -> None:
     """Keep executed widgets' saved state out of the page.
 
@@ -86,6 +141,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     plotly_js_path()
     mathjax_dir()
     app.connect("config-inited", _configure)
+    app.connect("config-inited", _drop_thebe)
     app.connect("build-finished", _copy_assets)
     app.connect("html-page-context", _drop_widget_state, priority=400)
+    app.connect("html-page-context", _fix_markup)
+    app.connect("html-page-context", _add_plotly)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

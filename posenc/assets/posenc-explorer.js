@@ -44,10 +44,14 @@
       if (!frame) { return; }
       var groups = restyleArgs(frame.traces || {});
       var layout = frame.layout || {};
-      if (groups.length === 0) { Plotly.relayout(gd, layout); return; }
-      groups.forEach(function (group, i) {
-        Plotly.update(gd, group.props, i === 0 ? layout : {}, group.indices);
-      });
+      if (groups.length === 0) {
+        Plotly.relayout(gd, layout);
+      } else {
+        groups.forEach(function (group, i) {
+          Plotly.update(gd, group.props, i === 0 ? layout : {}, group.indices);
+        });
+      }
+      // Which frame is shown; the site's browser checks read it after a click.
       container.setAttribute("data-frame", String(index));
     }
 

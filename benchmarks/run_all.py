@@ -1,0 +1,263 @@
+"""The book's performance figures, measured on this machine (a script, not a test).
+
+    make bench                                  # everything (several minutes)
+    .venv/bin/python benchmarks/run_all.py --skip-build --skip-notebooks   # the quick parts
+
+Prints:
+
+1. clean build time (strict build into a temporary --path-output with an empty execution
+   cache, so every notebook runs) and two cached rebuilds: with nothing changed, and with
+   every page re-rendered (``--all``) from the execution cache;
+2. each notebook's Run-All time in a fresh kernel (nbclient), in table-of-contents order;
+3. explorer update latency (median, p95) at d_model = 512, length = 512: the live-kernel
+   callback (recompute the frame + apply it to the FigureWidget) of chapter 2's table explorer;
+4. sinusoidal table precision and time ratio against the seeds' float32 recipe (from
+   ``benchmarks/sinusoidal_bench.py``);
+5. per-page weight of the built site: HTML bytes, the explorer JSON and figure JSON inside
+   it, and the JavaScript the page loads.
+
+Timings depend on the load of the machine; the script prints the core count and load
+average so the figures can be read in context.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.site import site_dir, toc_pages  # noqa: E402  (tests/support: shared with the site checks)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def heading(text: str) -> None:
+    print(f"\n## {text}", flush=True)
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in [0, 100])."""
+    ordered = sorted(samples)
+    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
+    return ordered[rank - 1]
+
+
+def machine() -> None:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    print(f"date: {time.strftime('%Y-%m-%d %H:%M %Z')}")
+    print(f"machine: {os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min)")
+    print(f"python {sys.version.split()[0]}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '(unset)')}")
+
+
+# -- 1. builds -------------------------------------------------------------------------------
+def timed_build(out: Path, *extra: str) -> tuple[float, int, str]:
+    command = [str(BIN / "jupyter-book"), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going",
+               *extra]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    lines = _ANSI.sub("", done.stdout + done.stderr).splitlines()
+    problems = [line for line in lines if ("WARNING" in line or "ERROR" in line) and "over TCP" not in line]
+    tail = "\n".join(problems[-8:] or lines[-4:])
+    return seconds, done.returncode, tail
+
+
+def bench_builds(out: Path) -> Path | None:
+    heading("1. Build times (strict: -W -n --keep-going)")
+    rows = [
+        ("clean build (empty execution cache: every notebook runs)", ()),
+        ("cached rebuild, nothing changed", ()),
+        ("cached rebuild, every page re-rendered (--all), notebooks from cache", ("--all",)),
+    ]
+    ok = True
+    for label, extra in rows:
+        seconds, code, tail = timed_build(out, *extra)
+        status = "ok" if code == 0 else f"FAILED (exit {code})"
+        print(f"{label:<72} {seconds:7.1f} s  {status}", flush=True)
+        if code != 0:
+            print("   " + tail.replace("\n", "\n   "))
+            ok = False
+    if not ok:
+        print("(a build reported warnings or errors: its times are still what it took, see above)")
+    html = out / "_build" / "html"
+    return html if (html / "index.html").is_file() else None
+
+
+# -- 2. notebooks ----------------------------------------------------------------------------
+def bench_notebooks() -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    heading("2. Notebook Run-All time (nbclient, fresh python3 kernel each)")
+    notebooks = [ROOT / page.replace(".html", ".ipynb") for page in toc_pages()]
+    notebooks = [path for path in notebooks if path.is_file()]
+    total = 0.0
+    for path in notebooks:
+        notebook = nbformat.read(path, as_version=4)
+        client = NotebookClient(notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+        start = time.perf_counter()
+        try:
+            # The kernel's stderr only carries jupyter_client's "running over TCP" notice; cell
+            # errors come back through CellExecutionError.
+            client.execute(stderr=subprocess.DEVNULL)
+            status = "ok"
+        except Exception as error:  # noqa: BLE001 - report and go on with the next notebook
+            last = _ANSI.sub("", str(error).strip().splitlines()[-1])
+            status = f"FAILED: {type(error).__name__}: {last[:110]}"
+        seconds = time.perf_counter() - start
+        total += seconds
+        cells = sum(cell.cell_type == "code" for cell in notebook.cells)
+        print(f"{path.relative_to(ROOT)!s:<44} {seconds:7.1f} s  ({cells:3d} code cells)  {status}", flush=True)
+    print(f"{'total':<44} {total:7.1f} s")
+
+
+# -- 3. explorer latency ---------------------------------------------------------------------
+def _table_explorer() -> tuple[Any, str]:
+    """Chapter 2's table explorer, or a stand-in with the same job if it is not there."""
+    try:
+        from posenc.sinusoidal_plots import table_explorer
+    except ImportError:
+        table_explorer = None
+    if table_explorer is not None:
+        return table_explorer(), "posenc.sinusoidal_plots.table_explorer (chapter 2)"
+    from posenc.interactive import Control, Explorer, Frame
+    from posenc.plots import heatmap
+    from posenc.sinusoidal import sinusoidal_table
+
+    def update(d_model: int, seq_len: int) -> Frame:
+        table = sinusoidal_table(int(seq_len), int(d_model))
+        rows, cols = max(1, table.shape[0] // 128), max(1, table.shape[1] // 128)
+        return Frame(traces={0: {"z": table[::rows, ::cols].numpy()}})
+
+    figure = heatmap([[0.0]], title="table", x_title="channel", y_title="position", alt="table",
+                     colorbar_title="value")
+    controls = [Control("d_model", [256, 512], default=512), Control("seq_len", [256, 512], default=512)]
+    return Explorer(figure, update, controls), "generic heatmap Explorer (chapter 2's explorer not found)"
+
+
+def bench_explorer(runs: int) -> None:
+    import plotly.graph_objects as go
+
+    heading("3. Explorer update latency at d_model = 512, length = 512 (live-kernel callback)")
+    explorer, source = _table_explorer()
+    widget = explorer.widget()
+    figure = next(child for child in widget.children if isinstance(child, go.FigureWidget))
+    target, other = {"d_model": 512, "seq_len": 512}, {"d_model": 128, "seq_len": 512}
+    compute, total = [], []
+    for _ in range(runs):
+        explorer.apply(explorer.frame(**other), figure)  # so every timed update really changes the figure
+        start = time.perf_counter()
+        frame = explorer.frame(**target)
+        middle = time.perf_counter()
+        explorer.apply(frame, figure)
+        end = time.perf_counter()
+        compute.append(middle - start)
+        total.append(end - start)
+    print(f"explorer: {source}; {runs} updates")
+    print(f"recompute frame:          median {1e3 * statistics.median(compute):6.1f} ms   p95 {1e3 * percentile(compute, 95):6.1f} ms")
+    print(f"recompute + apply widget: median {1e3 * statistics.median(total):6.1f} ms   p95 {1e3 * percentile(total, 95):6.1f} ms")
+
+
+# -- 4. sinusoidal table -----------------------------------------------------------------------
+def bench_sinusoidal(runs: int) -> None:
+    heading("4. Sinusoidal table: precision and speed vs the seeds' float32 recipe")
+    import sinusoidal_bench  # benchmarks/sinusoidal_bench.py
+
+    code = sinusoidal_bench.main(["--runs", str(runs)])
+    if code:
+        print(f"(sinusoidal_bench exited with {code}: a target was missed)")
+
+
+# -- 5. page weight --------------------------------------------------------------------------
+_SPEC = re.compile(r'<script type="application/json" id="[^"]*-spec">(.*?)</script>', re.S)
+_NEWPLOT = re.compile(r"Plotly\.newPlot\((.*?)\)\s*};?\s*</script>", re.S)
+_SCRIPT_SRC = re.compile(r'<script[^>]*\ssrc="([^"]+)"')
+
+
+def page_weight(root: Path, page: str) -> dict[str, Any]:
+    path = root / page
+    text = path.read_text(encoding="utf-8")
+    scripts = set()
+    for src in _SCRIPT_SRC.findall(text):
+        local = (path.parent / src.split("?")[0]).resolve()
+        if local.is_file():
+            scripts.add(local)
+    return {
+        "page": page,
+        "html": path.stat().st_size,
+        "explorer_json": sum(len(m.encode()) for m in _SPEC.findall(text)),
+        "figure_json": sum(len(m.encode()) for m in _NEWPLOT.findall(text)),
+        "explorers": len(_SPEC.findall(text)),
+        "figures": text.count('class="plotly-graph-div"'),
+        "js": sum(script.stat().st_size for script in scripts),
+    }
+
+
+def bench_pages(root: Path) -> None:
+    heading(f"5. Page weight of the built site ({root})")
+    mb: Callable[[int], str] = lambda n: f"{n / 1e6:7.3f}"  # noqa: E731
+    print(f"{'page':<44}{'HTML MB':>9}{'explorer JSON':>15}{'figure JSON':>13}{'figs':>6}{'expl':>6}{'JS loaded MB':>14}")
+    total = 0
+    for page in toc_pages():
+        if not (root / page).is_file():
+            print(f"{page:<44}  (not built)")
+            continue
+        w = page_weight(root, page)
+        total += w["html"]
+        print(f"{page:<44}{mb(w['html']):>9}{mb(w['explorer_json']):>15}{mb(w['figure_json']):>13}"
+              f"{w['figures']:>6}{w['explorers']:>6}{mb(w['js']):>14}")
+    print(f"{'all pages':<44}{mb(total):>9}")
+    print("(explorer/figure JSON are inside the HTML; JS loaded = local scripts the page references, "
+          "shared by all pages and cached by the browser)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--skip-build", action="store_true", help="skip the clean/cached build timings")
+    parser.add_argument("--skip-notebooks", action="store_true", help="skip the notebook Run-All timings")
+    parser.add_argument("--keep-build", type=Path, default=None,
+                        help="build into this folder and keep it (default: a temporary folder, removed)")
+    parser.add_argument("--runs", type=int, default=30, help="timed explorer updates (default 30)")
+    parser.add_argument("--sinusoidal-runs", type=int, default=9, help="timed runs per table method (default 9)")
+    args = parser.parse_args(argv)
+
+    print("# posenc book: performance figures")
+    machine()
+    pages_root = site_dir()
+    workdir = args.keep_build or Path(tempfile.mkdtemp(prefix="posenc-bench-"))
+    try:
+        if not args.skip_build:
+            built = bench_builds(workdir)
+            pages_root = built or pages_root
+        if not args.skip_notebooks:
+            bench_notebooks()
+        bench_explorer(args.runs)
+        bench_sinusoidal(args.sinusoidal_runs)
+        if (pages_root / "index.html").is_file():
+            bench_pages(pages_root)
+        else:
+            heading("5. Page weight")
+            print(f"no built site at {pages_root}: run `make book` or drop --skip-build")
+    finally:
+        if args.keep_build is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,212 @@
+"""Tests of the site checker itself (``tests/support/site.py``), on a tiny site generated
+here: one clean page, and copies of it broken on purpose (an external script, a console
+error, raw TeX, an explorer that does not respond, ...). The checker must pass the clean
+page and report each defect, so a green site gate means something."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.site import (
+    AXE_JS,
+    PageReport,
+    SiteChecker,
+    artifact_name,
+    check_links,
+    missing_browser_requirements,
+    site_checker,
+)
+
+from posenc.interactive import Control, Explorer, Frame
+from posenc.plots import figure_html, new_figure
+from posenc.sphinx_site import ASSETS, mathjax_dir, plotly_js_path
+
+HEAD = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+{plotly_js}
+<script defer src="vendor/mathjax/tex-chtml.js"></script>
+{extra_head}
+</head><body><main><h1>{title}</h1>
+<p>Inline maths <span class="math notranslate nohighlight">\\(x^2 + y^2\\)</span> and a display:</p>
+<div class="math notranslate nohighlight">\\[\\sum_{{i=1}}^{{n}} i = \\frac{{n(n+1)}}{{2}}\\]</div>
+{body}
+</main></body></html>
+"""
+
+
+def _line_figure(title: str) -> object:
+    fig = new_figure(title=title, x_title="position (index)", y_title="value (unitless)", alt=f"Line chart: {title}")
+    fig.add_scatter(x=[0, 1, 2, 3], y=[0.0, 0.0, 0.0, 0.0], mode="lines+markers", name="k")
+    return fig
+
+
+def _explorer(control: Control, *, responsive: bool = True) -> str:
+    """A small static explorer; ``responsive=False`` makes every frame identical."""
+
+    def update(**values: object) -> Frame:
+        value = list(control.values).index(values[control.name]) + 1 if responsive else 1
+        return Frame(traces={0: {"y": [value * i for i in range(4)]}}, layout={"title.text": f"slope {value}"})
+
+    return Explorer(_line_figure("slope explorer"), update, [control]).static_html()
+
+
+def _page(title: str, *, body: str = "", extra_head: str = "", explorer_js: bool = True) -> str:
+    """A page like the site's: plotly.js (and the explorer script) only where there is a figure."""
+    scripts = []
+    if "plotly-graph-div" in body:
+        scripts.append('<script src="vendor/plotly.min.js"></script>')
+        if explorer_js:
+            scripts.append('<script src="vendor/posenc-explorer.js"></script>')
+    return HEAD.format(title=title, body=body, extra_head=extra_head, plotly_js="\n".join(scripts))
+
+
+SLIDER = Control("slope", [1, 2, 3], label="slope")
+BUTTONS = Control("shape", ["flat", "steep"], label="shape")
+DROPDOWN = Control("word", [f"option number {i}" for i in range(8)], label="word")
+CLEAN_BODY = "\n".join(
+    [
+        figure_html(_line_figure("a plain figure")),
+        _explorer(SLIDER),
+        _explorer(BUTTONS),
+        _explorer(DROPDOWN),
+        # Collapsed, as in a hidden solution: the checker has to open it before clicking.
+        f"<details><summary>Show the last explorer</summary>{_explorer(SLIDER)}</details>",
+    ]
+)
+
+#: page -> (the check that must report it, a fragment of the expected message)
+BROKEN: dict[str, tuple[str, str]] = {
+    "external_script.html": ("network", "https://cdn.example.org/lib.js"),
+    "external_image.html": ("network", "https://images.example.org/photo.png"),
+    "console_error.html": ("console", "deliberate console error"),
+    "uncaught_exception.html": ("console", "uncaught exception"),
+    "missing_local_file.html": ("local requests", "HTTP 404"),
+    "no_mathjax.html": ("math", "maths not typeset"),
+    "raw_dollars.html": ("math", "$$E = mc^2$$"),
+    "unplotted_figure.html": ("figures", "Plotly never drew it"),
+    "explorer_without_script.html": ("explorers", "never wired"),
+    "explorer_that_never_changes.html": ("explorers", "traces and layout did not"),
+    "axe_violation.html": ("axe", "button-name"),
+}
+
+
+def _write_site(root: Path) -> None:
+    vendor = root / "vendor"
+    vendor.mkdir(parents=True)
+    (vendor / "plotly.min.js").symlink_to(plotly_js_path())
+    (vendor / "mathjax").symlink_to(mathjax_dir(), target_is_directory=True)
+    shutil.copy2(ASSETS / "posenc-explorer.js", vendor / "posenc-explorer.js")
+    pages = {
+        "clean.html": _page("A clean page", body=CLEAN_BODY),
+        "external_script.html": _page("External script", extra_head='<script src="https://cdn.example.org/lib.js"></script>'),
+        "external_image.html": _page("External image", body='<img src="https://images.example.org/photo.png" alt="a photo">'),
+        "console_error.html": _page("Console error", body='<script>console.error("deliberate console error")</script>'),
+        "uncaught_exception.html": _page("Uncaught exception", body="<script>noSuchFunction();</script>"),
+        "missing_local_file.html": _page("Missing file", body='<img src="missing.png" alt="missing picture">'),
+        "no_mathjax.html": _page("No MathJax").replace('<script defer src="vendor/mathjax/tex-chtml.js"></script>', ""),
+        "raw_dollars.html": _page("Raw dollars", body="<p>Left for MathJax: $$E = mc^2$$</p>").replace(
+            '<script defer src="vendor/mathjax/tex-chtml.js"></script>', ""
+        ),
+        "unplotted_figure.html": _page(
+            "Unplotted figure", body='<div class="plotly-graph-div" id="never-drawn" style="height:200px"></div>'
+        ),
+        "explorer_without_script.html": _page("Dead explorer", body=_explorer(SLIDER), explorer_js=False),
+        "explorer_that_never_changes.html": _page("Frozen explorer", body=_explorer(BUTTONS, responsive=False)),
+        "axe_violation.html": _page("Unnamed button", body="<button></button>"),
+    }
+    for name, text in pages.items():
+        (root / name).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def fixture_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fixture-site")
+    _write_site(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def checker(fixture_site: Path) -> Iterator[SiteChecker]:
+    reason = missing_browser_requirements(need_site=False)
+    if reason:
+        pytest.skip(reason)
+    with site_checker(fixture_site, artifacts=fixture_site / "artifacts") as checker:
+        yield checker
+
+
+@pytest.mark.browser
+def test_checker_passes_the_clean_page(checker: SiteChecker) -> None:
+    report = checker.report("clean.html")
+    assert report.problems() == {}, report.problems()
+    assert report.math["typeset"] == 2 and report.math["elements"] == 2, report.math
+    assert len(report.figures) == 5 and all(fig["ok"] for fig in report.figures), report.figures
+    controls = [explorer["control"] for explorer in report.explorers]
+    assert all(explorer["ok"] for explorer in report.explorers), report.explorers
+    assert [c.split(" ")[0] for c in controls] == ["slider", "buttons", "dropdown", "slider"], controls
+    assert report.axe_ran and report.screenshots == []
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", sorted(BROKEN))
+def test_checker_reports_a_page_broken_on_purpose(checker: SiteChecker, page: str) -> None:
+    check, expected = BROKEN[page]
+    report: PageReport = checker.report(page)
+    problems = report.problems()
+    assert check in problems, f"{page}: the {check!r} check saw nothing wrong; all findings: {problems}"
+    assert any(expected in message for message in problems[check]), problems[check]
+    screenshot = checker.artifacts / f"{artifact_name(page)}.png"
+    assert screenshot.is_file() and screenshot.stat().st_size > 1000, "a failing page must be screenshotted"
+
+
+@pytest.mark.browser
+def test_blocked_requests_never_reach_the_network(checker: SiteChecker) -> None:
+    """The external script is recorded and aborted by the browser, not fetched."""
+    report = checker.report("external_script.html")
+    assert report.external_requests == ["https://cdn.example.org/lib.js"]
+    assert any("ERR_BLOCKED_BY_CLIENT" in error for error in report.console_errors), report.console_errors
+
+
+def test_axe_core_is_pinned() -> None:
+    """The accessibility engine comes from package-lock.json (npm ci), never a CDN."""
+    lock = (Path(__file__).resolve().parents[1] / "package-lock.json").read_text()
+    assert '"node_modules/axe-core"' in lock
+    if AXE_JS.is_file():
+        assert AXE_JS.stat().st_size > 100_000
+
+
+# -- the link checker (no browser) -----------------------------------------------------
+@pytest.fixture()
+def linked_site(tmp_path: Path) -> Path:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "target.html").write_text('<html><body><h1 id="here">t</h1><a name="old-style"></a></body></html>')
+    (tmp_path / "sub" / "index.html").write_text("<html><body>folder index</body></html>")
+    (tmp_path / "style.css").write_text("body {}")
+    (tmp_path / "page.html").write_text(
+        """<html><head><link rel="stylesheet" href="style.css"><link rel="stylesheet" href="gone.css"></head><body>
+        <p id="top">x</p>
+        <a href="#top">ok: same page</a> <a href="#nowhere">bad: same page</a>
+        <a href="target.html#here">ok</a> <a href="target.html#old-style">ok: a name</a>
+        <a href="target.html#missing">bad anchor</a> <a href="missing.html">bad file</a>
+        <a href="sub/">ok: folder</a> <a href="../outside.html">bad: outside</a>
+        <a href="https://example.org/x.html#y">external: ignored</a> <a href="mailto:a@b.c">ignored</a>
+        <img src="img/none.png" alt="bad image"> <script src="target.html?v=3"></script>
+        </body></html>"""
+    )
+    return tmp_path
+
+
+def test_link_checker_reports_each_broken_link(linked_site: Path) -> None:
+    problems = check_links(linked_site, "page.html")
+    expected = ["'gone.css'", "'#nowhere'", "'target.html#missing'", "'missing.html'", "'../outside.html'",
+                "'img/none.png'"]
+    assert len(problems) == len(expected), problems
+    for fragment, problem in zip(expected, problems, strict=True):
+        assert fragment in problem, (fragment, problem)
+
+
+def test_link_checker_passes_a_clean_page(linked_site: Path) -> None:
+    assert check_links(linked_site, "target.html") == []
+    assert check_links(linked_site, "absent.html") == [f"absent.html: page not found in {linked_site}"]

@@ -1,0 +1,50 @@
+"""Internal links of the built site: every ``href``/``src`` that points inside the site
+resolves to a file and every ``#anchor`` exists in its target page. Static HTML only (no
+browser); skipped when the site has not been built (``make book``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.site import check_links, site_dir, site_is_partial, toc_pages
+
+PAGES = toc_pages()
+
+
+@pytest.fixture(scope="module")
+def root() -> Path:
+    root = site_dir()
+    if not (root / "index.html").is_file():
+        pytest.skip(f"no built site at {root}: run `make book`")
+    return root
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_internal_links_resolve(root: Path, page: str) -> None:
+    if site_is_partial() and not (root / page).is_file():
+        pytest.skip(f"{page} is not part of the partial build at {root}")
+    problems = check_links(root, page)
+    assert not problems, f"{page}: {len(problems)} broken internal link(s):\n" + "\n".join(problems)
+
+
+def test_pages_outside_the_toc_have_no_broken_links(root: Path) -> None:
+    """Any other HTML the build produced (there should be little) is checked too."""
+    others = sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*.html")
+        if str(path.relative_to(root)) not in PAGES and "_static" not in path.parts and "_sources" not in path.parts
+    )
+    problems = [f"{page}: {problem}" for page in others for problem in check_links(root, page)]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_plotly_js_is_loaded_exactly_where_a_figure_is(root: Path, page: str) -> None:
+    """plotly.js is 4.6 MB: pages without a figure must not load it; pages with one must."""
+    if not (root / page).is_file():
+        pytest.skip(f"{page} is not in the site at {root}")
+    html = (root / page).read_text(encoding="utf-8")
+    has_figure = 'class="plotly-graph-div"' in html
+    loads_plotly = "vendor/plotly.min.js" in html
+    assert has_figure == loads_plotly, f"{page}: figure on the page: {has_figure}, loads plotly.js: {loads_plotly}"
