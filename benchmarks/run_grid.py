@@ -1,0 +1,162 @@
+"""Regenerate the stored experiment grids of chapters 6 and 7.
+
+    .venv/bin/python benchmarks/run_grid.py            # both grids (writes book/data/ch6_grid.json, ch7_grid.json)
+    .venv/bin/python benchmarks/run_grid.py ch7 --jobs 2
+
+Every run is seeded and deterministic on CPU (see posenc.train.train), so the files are
+reproducible; ``tests/test_train.py::test_stored_grid_cell_reproduces`` re-runs one cell
+of each and compares. The grids are defined here, in one place; the chapters read the
+configurations back from the files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "book" / "data"
+
+#: Schemes in the order the book discusses them; any other registered scheme follows.
+SCHEME_ORDER = ("none", "sinusoidal", "learned", "hybrid-scaled-sinusoid", "hybrid-factored",
+                "hybrid-hierarchical", "rope", "alibi")
+LEARNED_INITS = ("bert", "gpt2", "uniform", "sinusoidal")
+
+
+def _scheme_cells() -> list[tuple[str, dict]]:
+    from posenc.models import available_schemes
+
+    names = available_schemes()
+    ordered = [n for n in SCHEME_ORDER if n in names] + [n for n in names if n not in SCHEME_ORDER and
+                                                         not n.startswith("test-")]
+    cells: list[tuple[str, dict]] = []
+    for name in ordered:
+        if name == "learned":
+            cells.extend(("learned", {"init": init}) for init in LEARNED_INITS)
+        else:
+            cells.append((name, {}))
+    return cells
+
+
+def ch6_configs() -> list[tuple[object, int]]:
+    """Chapter 6: copy-offset task, bidirectional encoder, length 16, 600 steps for everyone.
+
+    Returns ``(config, n_seeds)`` pairs: five seeds for the main comparison, three for the rest.
+    """
+    from posenc.train import TrainConfig
+
+    base = TrainConfig(task="copy_offset", seq_len=16, steps=600, batch_size=32, lr=3e-3, d_model=64, n_heads=4,
+                       n_layers=2, log_every=25, curve_examples=128, eval_examples=512)
+    available = {name for name, _ in _scheme_cells()}
+    cells: list[tuple[object, int]] = []
+    # (a) every scheme at the training length, fresh data every step
+    cells += [(replace(base, scheme=s, position_options=o), 5) for s, o in _scheme_cells()]
+    # (a') token embeddings at BERT's scale (std 0.02) instead of N(0, 1)
+    cells += [(replace(base, scheme=s, position_options=o, token_init_std=0.02), 3)
+              for s, o in [("sinusoidal", {})] + [("learned", {"init": i}) for i in ("bert", "gpt2", "uniform")]]
+    # (b) low-data regime: a fixed training set of n sequences
+    low = [("sinusoidal", {}), ("learned", {"init": "bert"}), ("learned", {"init": "sinusoidal"})]
+    if "rope" in available:
+        low.append(("rope", {}))
+    cells += [(replace(base, scheme=s, position_options=o, n_train_examples=n), 3)
+              for n in (16, 64, 256) for s, o in low]
+    # (c) concatenate instead of add (half the width for positions)
+    cells += [(replace(base, scheme=s, position_options=o, combine="concat"), 3)
+              for s, o in [("sinusoidal", {}), ("learned", {"init": "bert"}), ("learned", {"init": "sinusoidal"})]]
+    return cells
+
+
+def ch7_configs() -> list[tuple[object, int]]:
+    """Chapter 7: copy-offset, causal, trained at length 16, tested at 16, 24, 32, 64 (five seeds)."""
+    from posenc.models import available_schemes
+    from posenc.train import TrainConfig
+
+    base = TrainConfig(task="copy_offset", seq_len=16, steps=600, batch_size=32, lr=3e-3, d_model=64, n_heads=4,
+                       n_layers=2, causal=True, eval_lengths=(16, 24, 32, 64),
+                       eval_extrapolations=("clip", "modular", "interpolate"), eval_examples=512,
+                       per_position=True, log_every=50)
+    names = available_schemes()
+    cells = [("none", {}), ("sinusoidal", {}), ("learned", {"init": "bert"}), ("learned", {"init": "sinusoidal"})]
+    cells += [(n, {}) for n in ("hybrid-scaled-sinusoid", "rope", "alibi") if n in names]
+    return [(replace(base, scheme=s, position_options=o), 5) for s, o in cells]
+
+
+GRIDS: dict[str, Callable[[], list[tuple[object, int]]]] = {"ch6": ch6_configs, "ch7": ch7_configs}
+
+
+def _run_one(config):  # noqa: ANN001, ANN202 - runs in a worker process
+    import torch
+
+    torch.set_num_threads(1)
+    from posenc.train import train
+
+    return train(config)[1]
+
+
+def run(name: str, max_seeds: int | None, jobs: int) -> Path:
+    from posenc.train import save_results
+
+    cells = GRIDS[name]()
+    configs = [replace(c, seed=s) for c, n in cells for s in range(n if max_seeds is None else min(n, max_seeds))]
+    start = time.perf_counter()
+    partial = DATA / f"{name}_grid.partial.json"
+    done: dict[str, object] = {}
+    if partial.exists():  # resume an interrupted run: keep the cells already computed
+        from posenc.train import load_results
+
+        done = {json.dumps(r.config, sort_keys=True): r for r in load_results(partial)[0]}
+    todo = [c for c in configs if json.dumps(c.to_dict(), sort_keys=True) not in done]
+    print(f"{name}: {len(configs)} runs ({len(configs) - len(todo)} resumed) on {jobs} process(es)", flush=True)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for i, result in enumerate(pool.map(_run_one, todo), 1):
+            done[json.dumps(result.config, sort_keys=True)] = result
+            print(f"  [{i}/{len(todo)}] {result.config['scheme']} {result.config['position_options']} "
+                  f"seed={result.seed} acc={result.metrics['accuracy']:.3f} ({result.wall_time_s:.1f} s)", flush=True)
+            save_results(list(done.values()), partial, meta={"partial": True})
+    # grid order, whatever order the runs finished in
+    results = [done[json.dumps(c.to_dict(), sort_keys=True)] for c in configs]
+    partial.unlink(missing_ok=True)
+    import torch
+
+    meta = {
+        "command": f"python benchmarks/run_grid.py {name}",
+        "seeds_per_cell": sorted({n for _, n in cells}) if max_seeds is None else max_seeds,
+        "n_runs": len(results),
+        "total_wall_time_s": time.perf_counter() - start,
+        "jobs": jobs,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "note": "wall times were measured on a shared 2-core machine and are inflated by other work",
+    }
+    path = save_results(results, DATA / f"{name}_grid.json", meta=meta)
+    print(f"wrote {path} in {meta['total_wall_time_s']:.0f} s", flush=True)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("grids", nargs="*", help=f"which grids, any of {list(GRIDS)} (default: all)")
+    parser.add_argument("--max-seeds", type=int, default=None, help="cap the seeds per cell (default: the grid's own)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
+    args = parser.parse_args(argv)
+    unknown = [g for g in args.grids if g not in GRIDS]
+    if unknown:
+        parser.error(f"unknown grid(s) {unknown}; choose from {list(GRIDS)}")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    for name in args.grids or list(GRIDS):
+        run(name, args.max_seeds, args.jobs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())
