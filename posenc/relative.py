@@ -1,0 +1,341 @@
+"""Relative position methods that act inside attention: RoPE and ALiBi.
+
+Absolute schemes (sinusoidal, learned, the hybrids) *add* a vector to each token before
+the first layer. The two methods here leave the token vectors alone and change the
+attention scores instead, so what a head sees depends on the offset between a query
+and a key rather than on where either of them sits:
+
+* **RoPE** (rotary position embedding, Su et al., RoFormer): split each query and key
+  into pairs of coordinates and rotate pair ``i`` at position ``m`` by the angle
+  ``m * theta_i`` with ``theta_i = base ** (-2 i / d_head)``. A rotation by ``m`` on one
+  side and ``n`` on the other leaves a dot product that depends only on ``m - n``.
+* **ALiBi** (attention with linear biases, Press et al., 2022): add ``-slope_h * distance``
+  to the attention score of head ``h``; the slopes are fixed, a geometric sequence.
+
+Both are available to :class:`posenc.models.TinyTransformer` by name (``"rope"`` and
+``"alibi"``) through the scheme registry; the adapters are at the end of this module.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import nn
+
+from posenc.checks import check_choice, check_positive_float, check_positive_int
+# _reject_options: the registry's own "unknown option" error, so every scheme words it alike.
+from posenc.models import PositionScheme, _reject_options, register_scheme
+
+__all__ = [
+    "ROPE_LAYOUTS",
+    "rope_inverse_frequencies",
+    "rope_angles",
+    "apply_rope",
+    "RotaryEmbedding",
+    "alibi_slopes",
+    "alibi_bias",
+    "ALiBi",
+    "RopeScheme",
+    "AlibiScheme",
+]
+
+#: How coordinates are paired for rotation. ``"interleaved"``: ``(x[2i], x[2i+1])``, as in
+#: the RoFormer paper; ``"half"``: ``(x[i], x[i + d/2])``, as in GPT-NeoX and Hugging Face
+#: LLaMA code. The same rotations on a fixed permutation of the channels.
+ROPE_LAYOUTS: tuple[str, ...] = ("interleaved", "half")
+
+
+def _check_even_width(name: str, value: Any) -> int:
+    value = check_positive_int(name, value)
+    if value % 2:
+        raise ValueError(f"{name} must be even (RoPE rotates pairs of coordinates), got {value}")
+    return value
+
+
+def _as_positions(name: str, positions: Any) -> torch.Tensor:
+    """Positions as a float64 tensor: integers or (for position interpolation) fractions.
+
+    Negative, NaN or infinite positions are rejected: they are almost always a bug.
+    """
+    tensor = torch.as_tensor(positions)
+    if tensor.dtype == torch.bool or tensor.is_complex():
+        raise TypeError(f"{name} must hold real numbers (integer or fractional positions), got dtype {tensor.dtype}")
+    tensor = tensor.to(torch.float64)
+    if tensor.numel():
+        if not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"{name} must be finite, got {tensor[~torch.isfinite(tensor)][0].item()}")
+        if float(tensor.min()) < 0:
+            raise ValueError(f"{name} must be >= 0, got a minimum of {float(tensor.min())}")
+    return tensor
+
+
+# -- RoPE --------------------------------------------------------------------------------
+def rope_inverse_frequencies(d_head: int, *, base: float = 10000.0) -> torch.Tensor:
+    """The rotation speed of each coordinate pair: ``theta_i = base ** (-2 i / d_head)``.
+
+    Args:
+        d_head: width of a query/key vector (even).
+        base: 10000 in RoFormer, as in the sinusoidal encoding.
+
+    Returns:
+        float64 tensor of shape ``(d_head // 2,)``, from ``1`` down to ``base ** (-(d_head - 2) / d_head)``.
+    """
+    d_head = _check_even_width("d_head", d_head)
+    base = check_positive_float("base", base)
+    if base <= 1.0:
+        raise ValueError(f"base must be > 1 so that the frequencies decrease, got {base}")
+    return base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
+
+
+def rope_angles(positions: Any, d_head: int, *, base: float = 10000.0) -> torch.Tensor:
+    """Rotation angle ``position * theta_i`` of every coordinate pair, in float64.
+
+    Computed in double precision because ``position * theta`` loses accuracy in float32
+    at large positions; callers cast the cosines and sines, not the angles.
+
+    Args:
+        positions: non-negative positions, any shape ``P`` (fractions allowed).
+        d_head: width of a query/key vector (even).
+
+    Returns:
+        float64 tensor of shape ``(*P, d_head // 2)``.
+    """
+    pos = _as_positions("positions", positions)
+    return pos.unsqueeze(-1) * rope_inverse_frequencies(d_head, base=base).to(pos.device)
+
+
+def apply_rope(
+    x: torch.Tensor,
+    positions: Any = None,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+) -> torch.Tensor:
+    """Rotate each coordinate pair of ``x`` by ``position * theta_i``.
+
+    Args:
+        x: ``(..., seq_len, d_head)`` queries or keys (``d_head`` even), e.g.
+            ``(batch, n_heads, seq_len, d_head)``.
+        positions: ``None`` for ``0 .. seq_len - 1``; a ``(seq_len,)`` tensor; or
+            ``(batch, seq_len)`` for a 4-D ``x`` of shape ``(batch, n_heads, seq_len, d_head)``.
+            Non-negative, integer or fractional.
+        base: frequency base (10000 in RoFormer).
+        layout: one of :data:`ROPE_LAYOUTS`.
+
+    Returns:
+        Tensor with the shape and dtype of ``x``. Every pair keeps its length.
+    """
+    if not isinstance(x, torch.Tensor) or x.ndim < 2:
+        raise ValueError(f"x must be a tensor of shape (..., seq_len, d_head), got {getattr(x, 'shape', x)!r}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+    layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    seq_len, d_head = x.shape[-2], x.shape[-1]
+    _check_even_width("d_head (the last dimension of x)", d_head)
+    if positions is None:
+        positions = torch.arange(seq_len)
+    pos = _as_positions("positions", positions)
+    if pos.ndim == 2 and x.ndim == 4 and pos.shape == (x.shape[0], seq_len):
+        pos = pos.unsqueeze(1)  # one set of positions per batch row, shared by the heads
+    elif pos.shape != (seq_len,):
+        raise ValueError(
+            f"positions must have shape ({seq_len},) (or (batch, seq_len) for 4-D x); got {tuple(pos.shape)} "
+            f"for x of shape {tuple(x.shape)}"
+        )
+    angles = rope_angles(pos.to(x.device), d_head, base=base)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    half = d_head // 2
+    if layout == "interleaved":
+        first, second = x[..., 0::2], x[..., 1::2]
+    else:
+        first, second = x[..., :half], x[..., half:]
+    # The 2x2 rotation [[cos, -sin], [sin, cos]] applied to every (first, second) pair.
+    rotated_first = first * cos - second * sin
+    rotated_second = first * sin + second * cos
+    if layout == "interleaved":
+        return torch.stack([rotated_first, rotated_second], dim=-1).flatten(-2)
+    return torch.cat([rotated_first, rotated_second], dim=-1)
+
+
+class RotaryEmbedding(nn.Module):
+    """RoPE for one attention layer: rotates queries and keys by their positions.
+
+    It has no parameters; the same module can serve every layer.
+
+    Args:
+        d_head: width of one head's query/key vectors (even).
+        base: frequency base (10000 in RoFormer).
+        layout: one of :data:`ROPE_LAYOUTS`.
+    """
+
+    def __init__(self, d_head: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
+        super().__init__()
+        self.d_head = _check_even_width("d_head", d_head)
+        self.base = check_positive_float("base", base)
+        rope_inverse_frequencies(self.d_head, base=self.base)  # validates base > 1 now, not at first use
+        self.layout = check_choice("layout", layout, ROPE_LAYOUTS)
+
+    def forward(
+        self, q: torch.Tensor, k: torch.Tensor, positions: Any = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rotate ``q`` and ``k`` (each ``(..., seq_len, d_head)``) by their positions.
+
+        Args:
+            positions: as in :func:`apply_rope`; the same positions for queries and keys.
+
+        Returns:
+            ``(q_rotated, k_rotated)`` with the shapes of ``q`` and ``k``.
+        """
+        for name, t in (("q", q), ("k", k)):
+            if t.shape[-1] != self.d_head:
+                raise ValueError(f"{name} must have last dimension d_head={self.d_head}, got shape {tuple(t.shape)}")
+        return (
+            apply_rope(q, positions, base=self.base, layout=self.layout),
+            apply_rope(k, positions, base=self.base, layout=self.layout),
+        )
+
+    def extra_repr(self) -> str:
+        return f"d_head={self.d_head}, base={self.base:g}, layout={self.layout!r}"
+
+
+# -- ALiBi -------------------------------------------------------------------------------
+def alibi_slopes(n_heads: int) -> torch.Tensor:
+    """The fixed per-head slopes of ALiBi (Press et al., 2022).
+
+    For ``n`` a power of two: the geometric sequence ``2 ** (-8 h / n)`` for
+    ``h = 1 .. n`` (8 heads: 1/2, 1/4, ..., 1/256). For other ``n``, the rule of the
+    authors' reference implementation: the slopes of the largest power of two
+    ``c < n``, followed by the first ``n - c`` slopes at odd positions of the ``2c``-head
+    sequence (``2 ** (-4 (2k + 1) / c)``), i.e. values half-way, in log scale, between
+    the ones already taken.
+
+    Args:
+        n_heads: number of attention heads.
+
+    Returns:
+        float64 tensor of shape ``(n_heads,)``, every value in ``(0, 1)``.
+    """
+    n_heads = check_positive_int("n_heads", n_heads)
+
+    def power_of_two(n: int) -> torch.Tensor:
+        return 2.0 ** (-8.0 * torch.arange(1, n + 1, dtype=torch.float64) / n)
+
+    closest = 2 ** math.floor(math.log2(n_heads))
+    if closest == n_heads:
+        return power_of_two(n_heads)
+    extra = power_of_two(2 * closest)[0::2][: n_heads - closest]
+    return torch.cat([power_of_two(closest), extra])
+
+
+def alibi_bias(n_heads: int, positions: Any, *, slopes: torch.Tensor | None = None) -> torch.Tensor:
+    """ALiBi's additive attention bias: ``bias[h, i, j] = -slope_h * |p_i - p_j|``.
+
+    With a causal mask (key ``j <= i``) this is exactly the paper's ``-m * (i - j)``.
+    ALiBi was designed for causal language models; without a mask (an encoder) this
+    module uses the symmetric extension ``-m * |i - j|``: a key ``d`` steps before or
+    ``d`` steps after the query gets the same penalty. (A bias of this symmetric form
+    cannot tell left from right on its own.)
+
+    Args:
+        n_heads: number of heads.
+        positions: an int ``seq_len`` (positions ``0 .. seq_len - 1``), a ``(seq_len,)``
+            tensor, or ``(batch, seq_len)``. Non-negative; fractions allowed.
+        slopes: optional ``(n_heads,)`` slopes; defaults to :func:`alibi_slopes`.
+
+    Returns:
+        float32 tensor ``(n_heads, seq_len, seq_len)``, or ``(batch, n_heads, seq_len, seq_len)``
+        for 2-D positions. Zero on the diagonal, more negative with distance.
+    """
+    n_heads = check_positive_int("n_heads", n_heads)
+    if isinstance(positions, int) and not isinstance(positions, bool):
+        positions = torch.arange(check_positive_int("positions (as a length)", positions))
+    pos = _as_positions("positions", positions)
+    if pos.ndim not in (1, 2):
+        raise ValueError(f"positions must have shape (seq_len,) or (batch, seq_len), got {tuple(pos.shape)}")
+    if slopes is None:
+        slopes = alibi_slopes(n_heads)
+    slopes = torch.as_tensor(slopes, dtype=torch.float64, device=pos.device)
+    if slopes.shape != (n_heads,):
+        raise ValueError(f"slopes must have shape ({n_heads},), got {tuple(slopes.shape)}")
+    distance = (pos.unsqueeze(-1) - pos.unsqueeze(-2)).abs()  # (..., seq_len, seq_len)
+    bias = 0.0 - slopes.view(n_heads, 1, 1) * distance.unsqueeze(-3)  # 0.0 - ...: no -0.0 on the diagonal
+    return bias.to(torch.float32)
+
+
+class ALiBi(nn.Module):
+    """ALiBi's fixed linear attention biases for ``n_heads`` heads (no parameters).
+
+    Args:
+        n_heads: number of attention heads.
+    """
+
+    slopes: torch.Tensor
+
+    def __init__(self, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads = check_positive_int("n_heads", n_heads)
+        self.register_buffer("slopes", alibi_slopes(self.n_heads), persistent=False)
+
+    def forward(self, positions: Any) -> torch.Tensor:
+        """The bias for ``positions`` (see :func:`alibi_bias`), on the positions' device."""
+        return alibi_bias(self.n_heads, positions, slopes=self.slopes)
+
+    def extra_repr(self) -> str:
+        return f"n_heads={self.n_heads}"
+
+
+# -- adapters for posenc.models ------------------------------------------------------------
+class RopeScheme(PositionScheme):
+    """RoPE as a :class:`posenc.models.PositionScheme`: every layer rotates its queries
+    and keys; nothing is added to the token vectors. Defined for any position.
+
+    Args:
+        d_model: model width; n_heads: heads (``d_model / n_heads`` must be even).
+        base, layout: as in :class:`RotaryEmbedding`.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
+        super().__init__()
+        d_model, n_heads = check_positive_int("d_model", d_model), check_positive_int("n_heads", n_heads)
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+        self.max_len = None
+        self.rotary = RotaryEmbedding(d_model // n_heads, base=base, layout=layout)
+
+    def rotate(
+        self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.rotary(q, k, positions)
+
+
+class AlibiScheme(PositionScheme):
+    """ALiBi as a :class:`posenc.models.PositionScheme`: a fixed bias on every layer's
+    attention scores (symmetric ``-m |i - j|``; see :func:`alibi_bias`). Defined for any position.
+
+    Args:
+        n_heads: number of heads (one slope each).
+    """
+
+    def __init__(self, n_heads: int) -> None:
+        super().__init__()
+        self.max_len = None
+        self.alibi = ALiBi(n_heads)
+
+    def attention_bias(self, positions: torch.Tensor) -> torch.Tensor:
+        return self.alibi(positions)
+
+
+def _make_rope(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
+    _reject_options("rope", options, ("base", "layout"))
+    return RopeScheme(d_model, n_heads, **options)
+
+
+def _make_alibi(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
+    _reject_options("alibi", options, ())
+    return AlibiScheme(n_heads)
+
+
+register_scheme("rope", _make_rope)
+register_scheme("alibi", _make_alibi)
