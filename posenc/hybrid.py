@@ -31,9 +31,9 @@ from torch import nn
 
 from posenc.checks import check_choice, check_positions, check_positive_int
 from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding
+from posenc.params import position_parameters
 
-# _reject_options: the registry's own "unknown option" error, so every scheme words it alike.
-from posenc.models import PositionScheme, SinusoidalScheme, _reject_options, register_scheme
+from posenc.models import PositionScheme, SinusoidalScheme, reject_options, register_scheme
 from posenc.sinusoidal import sinusoidal_table
 
 __all__ = [
@@ -54,9 +54,9 @@ FACTORED_INITS: tuple[str, ...] = ("normal", "sinusoidal")
 
 
 # -- parameter counts by formula -------------------------------------------------------------
-def learned_parameters(max_len: int, d_model: int) -> int:
-    """A full learned table (any init, including the sinusoid-initialised hybrid): ``L * d``."""
-    return check_positive_int("max_len", max_len) * check_positive_int("d_model", d_model)
+#: A full learned table (any init, including the sinusoid-initialised hybrid): ``L * d``.
+#: The same count as :func:`posenc.params.position_parameters`, under the name chapter 8 uses.
+learned_parameters = position_parameters
 
 
 def scaled_sinusoid_parameters(d_model: int) -> int:
@@ -265,19 +265,19 @@ class HybridScheme(PositionScheme):
 
 
 def _make_scaled(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    _reject_options("hybrid-scaled-sinusoid", options, ("base",))
+    reject_options("hybrid-scaled-sinusoid", options, ("base",))
     return HybridScheme(ScaledSinusoidalEmbedding(d_model, **options))
 
 
 def _make_factored(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    _reject_options("hybrid-factored", options, ("rank", "init"))
+    reject_options("hybrid-factored", options, ("rank", "init"))
     rank = options.pop("rank", min(8, max_len, d_model))
     return HybridScheme(FactoredPositionEmbedding(max_len, d_model, rank, **options))
 
 
 def _make_hierarchical(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
     """Default ``segment_len``: ``ceil(sqrt(max_len))``, which makes the two tables about equal."""
-    _reject_options("hybrid-hierarchical", options, ("segment_len", "n_segments", "init"))
+    reject_options("hybrid-hierarchical", options, ("segment_len", "n_segments", "init"))
     max_len = check_positive_int("max_len", max_len)
     segment_len = check_positive_int("segment_len", options.pop("segment_len", math.isqrt(max_len - 1) + 1))
     n_segments = options.pop("n_segments", -(-max_len // segment_len))

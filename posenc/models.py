@@ -39,6 +39,7 @@ __all__ = [
     "SinusoidalScheme",
     "LearnedScheme",
     "register_scheme",
+    "reject_options",
     "make_position_scheme",
     "available_schemes",
     "MultiHeadSelfAttention",
@@ -245,7 +246,11 @@ def make_position_scheme(name: str, *, d_model: int, n_heads: int, max_len: int,
     return scheme
 
 
-def _reject_options(name: str, options: dict[str, Any], allowed: tuple[str, ...]) -> None:
+def reject_options(name: str, options: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    """Raise a ValueError naming any option of scheme ``name`` that is not in ``allowed``.
+
+    Scheme factories (here and in plug-in modules) call it so every scheme words the error alike.
+    """
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         allowed_text = ", ".join(allowed) if allowed else "none"
@@ -253,17 +258,17 @@ def _reject_options(name: str, options: dict[str, Any], allowed: tuple[str, ...]
 
 
 def _make_none(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    _reject_options("none", options, ())
+    reject_options("none", options, ())
     return NoPosition()
 
 
 def _make_sinusoidal(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    _reject_options("sinusoidal", options, ("base", "layout"))
+    reject_options("sinusoidal", options, ("base", "layout"))
     return SinusoidalScheme(d_model, initial_len=max_len, **options)
 
 
 def _make_learned(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    _reject_options("learned", options, ("init", "extrapolation"))
+    reject_options("learned", options, ("init", "extrapolation"))
     init = options.get("init", "bert")
     check_choice("init", init, INIT_STRATEGIES)
     return LearnedScheme(d_model, max_len, init=init, extrapolation=options.get("extrapolation"))

@@ -3,8 +3,9 @@ figure show up both in a live Jupyter front end and in the static HTML site.
 
 * Live kernel (JupyterLab, Notebook 7, VS Code): figures use plotly's own mimetype.
 * Static site: myst-nb does not know plotly's mimetype, so the same output also carries
-  a ``text/html`` version that relies on the site-wide copy of plotly.js (loaded once per
-  page through ``html_js_files``; nothing is inlined, nothing comes from a CDN).
+  a ``text/html`` version that relies on the site's single copy of plotly.js, which
+  :mod:`posenc.sphinx_site` adds to the pages that show a figure (nothing is inlined,
+  nothing comes from a CDN).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -
 
     The figure is wrapped in a ``<figure>`` element carrying its alt text
     (``layout.meta["alt"]``) as ``aria-label`` and its caption (``layout.meta["caption"]``)
-    as ``<figcaption>``. plotly.js itself is not included: the site loads it once.
+    as ``<figcaption>``. plotly.js itself is not included: the site provides one copy.
     """
     figure = fig if isinstance(fig, go.Figure) else go.Figure(fig)
     meta = figure.layout.meta if isinstance(figure.layout.meta, dict) else {}

@@ -25,8 +25,7 @@ import torch
 from torch import nn
 
 from posenc.checks import check_choice, check_positive_float, check_positive_int
-# _reject_options: the registry's own "unknown option" error, so every scheme words it alike.
-from posenc.models import PositionScheme, _reject_options, register_scheme
+from posenc.models import PositionScheme, reject_options, register_scheme
 
 __all__ = [
     "ROPE_LAYOUTS",
@@ -328,12 +327,12 @@ class AlibiScheme(PositionScheme):
 
 
 def _make_rope(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    _reject_options("rope", options, ("base", "layout"))
+    reject_options("rope", options, ("base", "layout"))
     return RopeScheme(d_model, n_heads, **options)
 
 
 def _make_alibi(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    _reject_options("alibi", options, ())
+    reject_options("alibi", options, ())
     return AlibiScheme(n_heads)
 
 
