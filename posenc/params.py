@@ -199,9 +199,14 @@ def reference_modules(config: TransformerConfig, *, device: str | torch.device =
     return nn.ModuleDict(parts)
 
 
-def module_parameter_count(module: nn.Module) -> int:
-    """Total number of parameters of a module (shared parameters counted once)."""
-    return sum(p.numel() for p in module.parameters())
+def module_parameter_count(module: nn.Module, *, trainable_only: bool = False) -> int:
+    """Number of parameters of a module (shared parameters counted once).
+
+    Args:
+        trainable_only: count only parameters with ``requires_grad`` (frozen buffers are
+            never parameters; frozen parameters are skipped only with this flag).
+    """
+    return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable_only)
 
 
 def training_bytes(n_params: int, *, optimizer: str = "adam", bytes_per_value: int = 4) -> int:

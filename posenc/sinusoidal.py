@@ -380,16 +380,23 @@ def row_errors(
     return errors
 
 
-def float32_recipe_table(seq_len: int, d_model: int, *, base: float = 10000.0) -> torch.Tensor:
+def float32_recipe_table(
+    seq_len: int, d_model: int, *, base: float = 10000.0, validate: bool = True
+) -> torch.Tensor:
     """The widespread float32 recipe, kept only as the baseline for precision and speed.
 
     Positions and frequencies are float32 and so is their product ``pos * w``: just below
     position 65,536 float32 numbers are 2**-8 apart, so ``sin`` is taken of a wrong angle.
     Paper layout, shape ``(seq_len, d_model)``.
+
+    Args:
+        validate: check the arguments first. ``False`` runs the recipe exactly as tutorials
+            do, to show how it fails (an odd ``d_model`` ends in torch's shape error).
     """
-    seq_len = check_positive_int("seq_len", seq_len)
-    d_model = _check_width(d_model, "error")
-    base = check_positive_float("base", base)
+    if validate:
+        seq_len = check_positive_int("seq_len", seq_len)
+        d_model = _check_width(d_model, "error")
+        base = check_positive_float("base", base)
     angles = torch.arange(seq_len, dtype=torch.float32)[:, None] * torch.exp(
         torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(base) / d_model)
     )

@@ -32,6 +32,7 @@ from torch.nn import functional as F
 from posenc.checks import check_choice, check_nonnegative_int, check_positive_float, check_positive_int
 from posenc.extrapolate import STRATEGIES
 from posenc.models import TinyTransformer
+from posenc.params import module_parameter_count
 from posenc.tasks import IGNORE_INDEX, Task, fixed_dataset, make_generator, make_task, token_accuracy
 
 __all__ = [
@@ -389,7 +390,7 @@ def train(config: TrainConfig, *, progress: bool = False) -> tuple[TinyTransform
         model.eval()
         metrics, extras = _evaluate_all(model, task, config)
         metrics["final_loss"] = history[-1]["loss"]
-        metrics["n_parameters"] = float(sum(p.numel() for p in model.parameters() if p.requires_grad))
+        metrics["n_parameters"] = float(module_parameter_count(model, trainable_only=True))
     finally:
         torch.use_deterministic_algorithms(previous_deterministic)
     result = RunResult(

@@ -19,13 +19,14 @@ from posenc.hybrid import (
 )
 from posenc.learned import LearnedPositionEmbedding
 from posenc.models import TinyTransformer, make_position_scheme
+from posenc.params import module_parameter_count
 from posenc.sinusoidal import sinusoidal_table
 
 FAST = settings(max_examples=30, deadline=None)
 
 
 def n_params(module: torch.nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+    return module_parameter_count(module, trainable_only=True)
 
 
 # -- parameter counts ------------------------------------------------------------------------

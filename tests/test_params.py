@@ -168,3 +168,14 @@ def test_figures() -> None:
         assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
     share = position_share_figure([CONFIGS["GPT-2 small"]], [1024])
     assert share.data[0].y[0] == pytest.approx(100 * 786_432 / 124_439_808)
+
+
+def test_module_parameter_count_can_skip_frozen_parameters() -> None:
+    import torch
+
+    from posenc.params import module_parameter_count
+
+    layer = torch.nn.Linear(4, 3)
+    layer.bias.requires_grad_(False)
+    assert module_parameter_count(layer) == 15
+    assert module_parameter_count(layer, trainable_only=True) == 12

@@ -367,3 +367,11 @@ def test_clear_errors(call, error, message) -> None:  # type: ignore[no-untyped-
     with pytest.raises(error) as info:
         call()
     assert message in str(info.value)
+
+
+def test_unvalidated_recipe_fails_like_the_tutorials_on_odd_widths() -> None:
+    with pytest.raises(ValueError, match="d_model"):
+        float32_recipe_table(10, 7)
+    with pytest.raises(RuntimeError):
+        float32_recipe_table(10, 7, validate=False)
+    assert torch.equal(float32_recipe_table(10, 8, validate=False), float32_recipe_table(10, 8))
