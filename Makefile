@@ -28,7 +28,7 @@ $(NPM_STAMP): package.json package-lock.json
 
 # The execution cache keys on notebook contents only: when posenc changes, notebooks must
 # run again, so drop the cache and Sphinx's pickled doctrees (an unchanged rebuild stays fast).
-POSENC_SOURCES := $(wildcard posenc/*.py posenc/assets/*)
+POSENC_SOURCES := $(wildcard posenc/*.py posenc/book/*.py book/_ext/*.py book/_ext/assets/*)
 _build/.posenc-stamp: $(POSENC_SOURCES)
 	rm -rf _build/.jupyter_cache _build/.doctrees
 	mkdir -p _build && touch $@
@@ -38,7 +38,7 @@ book: setup _build/.posenc-stamp
 
 # Build a subset of pages into OUT, e.g. make pages PAGES="book/02_sinusoidal" OUT=/tmp/ch2
 pages: setup
-	$(BIN)/python tests/support/partial_build.py --out "$(OUT)" $(PAGES)
+	$(BIN)/python tools/partial_build.py --out "$(OUT)" $(PAGES)
 
 # Chromium for the browser checks: installed from Debian when we can (root with apt).
 browser-deps: $(NPM_STAMP)

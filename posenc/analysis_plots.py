@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from posenc.analysis import TableAnalysis, as_table
 from posenc.checks import check_positive_int
 from posenc.interactive import Control, Explorer, Frame
-from posenc.plots import DIVERGING, OKABE_ITO, describe, heatmap, new_figure
+from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, heatmap, new_figure
 
 __all__ = [
     "ANALYSES",
@@ -36,16 +36,12 @@ __all__ = [
 ANALYSES: tuple[str, ...] = ("similarity", "principal components", "row norms", "distance by offset")
 
 
-def _colour(index: int) -> str:
-    return OKABE_ITO[index % len(OKABE_ITO)]
-
-
 def _add_lines(
     fig: go.Figure, series: Mapping[str, tuple[np.ndarray, np.ndarray]], *, mode: str = "lines", width: float = 2.0
 ) -> go.Figure:
     """One line per table, in the table's colour: ``series`` maps name -> ``(x, y)``."""
     for index, (name, (x, y)) in enumerate(series.items()):
-        fig.add_trace(go.Scatter(x=x, y=y, mode=mode, name=name, line=dict(color=_colour(index), width=width)))
+        fig.add_trace(go.Scatter(x=x, y=y, mode=mode, name=name, line=dict(color=colour(index), width=width)))
     return fig
 
 
@@ -187,7 +183,7 @@ def components_grid(
             fig.add_trace(
                 go.Scatter(x=np.arange(top), y=scores[:top, k], mode="lines",
                            name=f"PC{k + 1}", legendgroup=f"PC{k + 1}", showlegend=index == 0,
-                           line=dict(color=_colour(k), width=1.5, dash=dashes[k % len(dashes)]),
+                           line=dict(color=colour(k), width=1.5, dash=dashes[k % len(dashes)]),
                            hovertemplate=f"{name}<br>PC{k + 1} ({100 * ratio[k]:.1f}%)<br>"
                            "position %{x}: %{y:.3f}<extra></extra>"),
                 row=row + 1, col=col + 1,
@@ -286,7 +282,7 @@ def analysis_explorer(
                              colorbar=dict(title=dict(text="cos(i, j)")), name="similarity"))
     for k in range(n_components):
         fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name=f"PC{k + 1}",
-                                 line=dict(color=_colour(k), width=1.5)))
+                                 line=dict(color=colour(k), width=1.5)))
     fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="value", showlegend=False,
                              line=dict(color=OKABE_ITO[5], width=2)))
     line_index = 1 + n_components

@@ -23,7 +23,7 @@ from torch.nn import functional as F
 
 from posenc.checks import check_nonnegative_int, check_positive_int
 from posenc.learned import LearnedPositionEmbedding
-from posenc.plots import OKABE_ITO, describe, new_figure
+from posenc.plots import OKABE_ITO, colour, describe, new_figure
 from posenc.sinusoidal import float32_recipe_table, sinusoidal_table
 
 __all__ = [
@@ -102,7 +102,7 @@ def dot_product_by_offset_figure(
                 raise ValueError(f"start {start} + max_offset {max_offset} is past the {table.shape[0]} rows of {name!r}")
             cos = F.cosine_similarity(table[start].expand(max_offset + 1, -1), table[start: start + max_offset + 1])
             fig.add_trace(go.Scatter(x=offsets, y=cos.numpy().round(4), mode="lines", name=f"from position {start}",
-                                     line=dict(color=OKABE_ITO[j % 7]), legendgroup=str(start), showlegend=col == 1),
+                                     line=dict(color=colour(j)), legendgroup=str(start), showlegend=col == 1),
                           row=1, col=col)
         fig.update_xaxes(title_text="offset k (positions)", row=1, col=col)
     fig.update_yaxes(title_text="cosine of P[i] and P[i+k]", row=1, col=1)
@@ -177,7 +177,7 @@ def timing_figure(timings: Mapping[tuple[int, int], Mapping[str, float]], *, bat
     methods = list(next(iter(timings.values())))
     for i, method in enumerate(methods):
         fig.add_trace(go.Bar(x=labels, y=[round(1e6 * t[method], 2) for t in timings.values()], name=method,
-                             marker_color=OKABE_ITO[i % 7]))
+                             marker_color=colour(i)))
     fig.update_yaxes(type="log")
     fig.update_layout(barmode="group")
     return fig

@@ -14,7 +14,7 @@ from posenc.analysis import cosine_similarity_matrix
 from posenc.checks import check_positive_int
 from posenc.hybrid import factored_parameters, learned_parameters
 from posenc.interactive import Control, Explorer, Frame
-from posenc.plots import DIVERGING, OKABE_ITO, describe, new_figure
+from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, new_figure
 
 __all__ = ["rank_parameters_figure", "similarity_grid_figure", "accuracy_bars_figure", "low_rank_explorer"]
 
@@ -86,7 +86,7 @@ def accuracy_bars_figure(
     for index, group in enumerate(groups):
         mine = [row for row in rows if row["group"] == group]
         fig.add_trace(go.Bar(x=[row["label"] for row in mine], y=[row["mean"] for row in mine], name=group,
-                             marker_color=OKABE_ITO[index % len(OKABE_ITO)],
+                             marker_color=colour(index),
                              error_y=dict(type="data", array=[row["std"] for row in mine], visible=True)))
     fig.update_layout(barmode="group")
     fig.update_yaxes(range=[0, 1.05])

@@ -8,7 +8,7 @@ An :class:`Explorer` couples a plotly figure, an ``update`` function and a few
   reader picked (any value in the control's live range, not only the grid);
 * in the static HTML site: the same figure with plotly sliders/buttons whose frames
   were precomputed over the controls' grid values. A small site-wide script
-  (``posenc/assets/posenc-explorer.js``) swaps frames in the browser: no kernel, no network.
+  (``book/_ext/assets/posenc-explorer.js``) swaps frames in the browser: no kernel, no network.
 
 Usage in a notebook::
 

@@ -24,7 +24,7 @@ from posenc.analysis import cosine_similarity_matrix
 from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
 from posenc.interactive import Control, Explorer, Frame
 from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding, initial_table
-from posenc.plots import DIVERGING, OKABE_ITO, describe, new_figure
+from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, new_figure
 
 __all__ = [
     "even_indices",
@@ -205,7 +205,7 @@ def init_histograms_figure(tables: Mapping[str, torch.Tensor]) -> go.Figure:
         # Bin here rather than in the browser: the page then carries 60 bars, not every entry.
         density, edges = np.histogram(tables[name].detach().double().flatten().numpy(), bins=60, density=True)
         fig.add_trace(go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=density.round(3), width=np.diff(edges),
-                             showlegend=False, marker_color=OKABE_ITO[index % 7], name=name), row=row, col=col)
+                             showlegend=False, marker_color=colour(index), name=name), row=row, col=col)
     return _finish_panels(
         fig, cells, x_title="entry value", y_title="density", panel_height=300,
         title="Values of the initial tables (note the different x ranges)",

@@ -10,26 +10,21 @@
   a billion parameters cost no memory) so the formula can be checked against a real
   module count.
 * :func:`training_bytes` gives the memory side (time is measured in :mod:`posenc.compare`).
-* :func:`parameter_table_html`, :func:`position_params_figure` and
-  :func:`position_share_figure` present the numbers.
+* :mod:`posenc.params_plots` presents the numbers (a table and two figures).
 
 Nothing here is typed in: every count follows from the configs.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 from torch import nn
 
 from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
 from posenc.learned import BertEmbeddings, LearnedPositionEmbedding
-from posenc.plots import OKABE_ITO, describe, new_figure
 
 __all__ = [
     "FAMILIES",
@@ -44,10 +39,6 @@ __all__ = [
     "module_parameter_count",
     "training_bytes",
     "parameter_rows",
-    "html_table",
-    "parameter_table_html",
-    "position_params_figure",
-    "position_share_figure",
 ]
 
 #: Architecture families: ``"bert"`` (post-LayerNorm encoder with an embedding LayerNorm
@@ -275,115 +266,3 @@ def parameter_rows(configs: Iterable[TransformerConfig] | None = None) -> list[d
     return rows
 
 
-def html_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, numeric: Sequence[bool] | None = None,
-               caption: str | None = None, compact: bool = False) -> str:
-    """A plain, accessible HTML table (cells are escaped; numeric columns right-aligned).
-
-    Notebook outputs in Markdown are rendered as CommonMark, which has no tables, so the
-    book's computed tables are emitted as HTML.
-
-    Args:
-        headers: column titles.
-        rows: one sequence of cell values per row (converted with ``str``).
-        numeric: per column, ``True`` to right-align it.
-        caption: optional caption shown above the table.
-        compact: smaller type, so that a wide table of numbers fits the page column.
-    """
-    align = list(numeric) if numeric is not None else [False] * len(headers)
-    if len(align) != len(headers):
-        raise ValueError(f"numeric must have one entry per column ({len(headers)}), got {len(align)}")
-
-    def cell(tag: str, value: object, right: bool, attrs: str = "") -> str:
-        style = ' style="text-align: right"' if right else ""
-        return f"<{tag}{attrs}{style}>{html.escape(str(value))}</{tag}>"
-
-    size = ' style="font-size: 0.85em"' if compact else ""
-    parts = [f'<table class="table posenc-table"{size}>']
-    if caption:
-        parts.append(f"<caption>{html.escape(caption)}</caption>")
-    header_cells = (cell("th", h, r, ' scope="col"') for h, r in zip(headers, align, strict=True))
-    parts.append("<thead><tr>" + "".join(header_cells) + "</tr></thead><tbody>")
-    for row in rows:
-        values = list(row)
-        if len(values) != len(headers):
-            raise ValueError(f"every row needs {len(headers)} cells, got {len(values)}: {values!r}")
-        parts.append("<tr>" + "".join(cell("td", v, r) for v, r in zip(values, align, strict=True)) + "</tr>")
-    parts.append("</tbody></table>")
-    return "\n".join(parts)
-
-
-def parameter_table_html(configs: Iterable[TransformerConfig] | None = None) -> str:
-    """:func:`parameter_rows` as an HTML table (counts with thousands separators)."""
-    headers = ["model (L_max × d_model)", "position", "token", "segment", "total", "position share",
-               "published"]
-    body = []
-    for row in parameter_rows(configs):
-        published = "—" if row["published_total"] is None else f"≈ {int(row['published_total']) / 1e6:g}M"
-        body.append([
-            f"{row['name']} ({row['max_len']:,} × {row['d_model']:,})",
-            f"{row['position']:,}", f"{row['token']:,}", f"{row['segment']:,}", f"{row['total']:,}",
-            f"{row['position_percent']:.2f} %", published,
-        ])
-    return html_table(headers, body, numeric=[False] + [True] * 6, compact=True,
-                      caption="Parameters by part, computed from each configuration")
-
-
-def position_params_figure(
-    max_lens: Sequence[int], d_models: Sequence[int], *, configs: Iterable[TransformerConfig] | None = None
-) -> go.Figure:
-    """Two log-log panels, one above the other: position parameters against L_max (one line per
-    d_model) and against d_model (one line per L_max), with the configurations of
-    :data:`CONFIGS` marked (their names appear on hover)."""
-    marked = list(CONFIGS.values() if configs is None else configs)
-    fig = make_subplots(rows=2, cols=1, subplot_titles=("against maximum length", "against model width"),
-                        vertical_spacing=0.2)
-    for i, d in enumerate(d_models):
-        fig.add_trace(go.Scatter(x=list(max_lens), y=[position_parameters(n, d) for n in max_lens], mode="lines",
-                                 name=f"d_model = {d:,}", line=dict(color=OKABE_ITO[i % 7]), legend="legend"),
-                      row=1, col=1)
-    for i, n in enumerate(max_lens[:: max(1, len(max_lens) // 4)]):
-        fig.add_trace(go.Scatter(x=list(d_models), y=[position_parameters(n, d) for d in d_models], mode="lines",
-                                 name=f"L_max = {n:,}", line=dict(color=OKABE_ITO[i % 7], dash="dot"),
-                                 legend="legend2"), row=2, col=1)
-    for row, key, legend in ((1, "max_len", "legend"), (2, "d_model", "legend2")):
-        fig.add_trace(go.Scatter(
-            x=[getattr(c, key) for c in marked], y=[position_parameters(c.max_len, c.d_model) for c in marked],
-            mode="markers", hovertext=[c.name for c in marked], hoverinfo="text+x+y",
-            marker=dict(color="#000000", size=8, symbol="diamond"), name="configurations of the table",
-            legend=legend), row=row, col=1)
-    fig.update_xaxes(type="log", title_text="maximum length L_max (positions)", row=1, col=1)
-    fig.update_xaxes(type="log", title_text="model width d_model (dimensions)", row=2, col=1)
-    fig.update_yaxes(type="log", title_text="position parameters")
-    fig.update_layout(
-        height=760, title=dict(text="A learned table has L_max × d_model parameters"),
-        legend=dict(y=1.0, yanchor="top", x=1.02), legend2=dict(y=0.4, yanchor="top", x=1.02),
-    )
-    return describe(
-        fig,
-        alt="Two log-log line charts. Top: learned position parameters grow in proportion to the maximum "
-        "length, one line per model width. Bottom: they grow in proportion to the model width, one line per "
-        "maximum length. Diamonds mark BERT, GPT-2 and the two hypothetical long-context configurations.",
-    )
-
-
-def position_share_figure(
-    configs: Sequence[TransformerConfig], max_lens: Sequence[int]
-) -> go.Figure:
-    """Position parameters as % of the total when only L_max of each configuration changes."""
-    fig = new_figure(
-        title="Share of all parameters spent on the position table",
-        x_title="maximum length L_max (positions, log scale)",
-        y_title="position parameters (% of total)",
-        alt="Line chart: for each model shape, the percentage of parameters in the learned position table "
-        "rises with the maximum length, slowly at first and steeply past tens of thousands of positions.",
-    )
-    for i, config in enumerate(configs):
-        shares = [100.0 * count_parameters(config.with_(max_len=n)).position_share for n in max_lens]
-        fig.add_trace(go.Scatter(x=list(max_lens), y=shares, mode="lines+markers", name=config.name,
-                                 line=dict(color=OKABE_ITO[i % 7])))
-        own = 100.0 * count_parameters(config).position_share
-        fig.add_trace(go.Scatter(x=[config.max_len], y=[own], mode="markers", showlegend=False,
-                                 marker=dict(color=OKABE_ITO[i % 7], size=13, symbol="star"),
-                                 hovertext=f"{config.name} as published: L_max={config.max_len}"))
-    fig.update_xaxes(type="log")
-    return fig

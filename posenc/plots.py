@@ -4,7 +4,7 @@ figure show up both in a live Jupyter front end and in the static HTML site.
 * Live kernel (JupyterLab, Notebook 7, VS Code): figures use plotly's own mimetype.
 * Static site: myst-nb does not know plotly's mimetype, so the same output also carries
   a ``text/html`` version that relies on the site's single copy of plotly.js, which
-  :mod:`posenc.sphinx_site` adds to the pages that show a figure (nothing is inlined,
+  the book's Sphinx extension (``book/_ext/posenc_site.py``) adds to the pages that show a figure (nothing is inlined,
   nothing comes from a CDN).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -21,6 +21,8 @@ from plotly.io._base_renderers import MimetypeRenderer
 
 __all__ = [
     "OKABE_ITO",
+    "colour",
+    "html_table",
     "SEQUENTIAL",
     "DIVERGING",
     "RENDERER",
@@ -40,9 +42,17 @@ OKABE_ITO: tuple[str, ...] = (
     "#CC79A7",  # reddish purple
     "#56B4E9",  # sky blue
     "#D55E00",  # vermillion
-    "#F0E442",  # yellow
-    "#000000",  # black
+    "#F0E442",  # yellow (last: the weakest contrast on white)
 )
+
+
+def colour(index: int) -> str:
+    """The ``index``-th colour of :data:`OKABE_ITO`, cycling when there are more series than colours."""
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise ValueError(f"index must be a non-negative int, got {index!r}")
+    return OKABE_ITO[index % len(OKABE_ITO)]
+
+
 #: Perceptually uniform, colour-blind-safe sequential scale.
 SEQUENTIAL = "Cividis"
 #: Diverging scale for signed values such as encodings in [-1, 1] or similarities.
@@ -205,3 +215,40 @@ def use_matplotlib_style() -> None:
             "image.cmap": "cividis",
         }
     )
+
+
+def html_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, numeric: Sequence[bool] | None = None,
+               caption: str | None = None, compact: bool = False) -> str:
+    """A plain, accessible HTML table (cells are escaped; numeric columns right-aligned).
+
+    Notebook outputs in Markdown are rendered as CommonMark, which has no tables, so the
+    book's computed tables are emitted as HTML.
+
+    Args:
+        headers: column titles.
+        rows: one sequence of cell values per row (converted with ``str``).
+        numeric: per column, ``True`` to right-align it.
+        caption: optional caption shown above the table.
+        compact: smaller type, so that a wide table of numbers fits the page column.
+    """
+    align = list(numeric) if numeric is not None else [False] * len(headers)
+    if len(align) != len(headers):
+        raise ValueError(f"numeric must have one entry per column ({len(headers)}), got {len(align)}")
+
+    def cell(tag: str, value: object, right: bool, attrs: str = "") -> str:
+        style = ' style="text-align: right"' if right else ""
+        return f"<{tag}{attrs}{style}>{html.escape(str(value))}</{tag}>"
+
+    size = ' style="font-size: 0.85em"' if compact else ""
+    parts = [f'<table class="table posenc-table"{size}>']
+    if caption:
+        parts.append(f"<caption>{html.escape(caption)}</caption>")
+    header_cells = (cell("th", h, r, ' scope="col"') for h, r in zip(headers, align, strict=True))
+    parts.append("<thead><tr>" + "".join(header_cells) + "</tr></thead><tbody>")
+    for row in rows:
+        values = list(row)
+        if len(values) != len(headers):
+            raise ValueError(f"every row needs {len(headers)} cells, got {len(values)}: {values!r}")
+        parts.append("<tr>" + "".join(cell("td", v, r) for v, r in zip(values, align, strict=True)) + "</tr>")
+    parts.append("</tbody></table>")
+    return "\n".join(parts)

@@ -17,8 +17,7 @@ from plotly.subplots import make_subplots
 
 from posenc.checks import check_positive_int
 from posenc.interactive import Control, Explorer, Frame
-from posenc.params import html_table
-from posenc.plots import OKABE_ITO, describe
+from posenc.plots import OKABE_ITO, colour, describe, html_table
 from posenc.relative import alibi_bias, alibi_slopes, apply_rope, rope_inverse_frequencies
 from posenc.train import RunResult, summarize
 
@@ -161,7 +160,7 @@ def alibi_figure(n_heads: int = 8, seq_len: int = 24, *, query: int | None = Non
         weights = torch.softmax(bias[h, query, : query + 1].double(), dim=0).numpy()[::-1]  # by distance
         fig.add_trace(go.Scatter(x=distances, y=weights, mode="lines+markers", marker=dict(size=4),
                                  name=f"head {h + 1}: m = 1/{round(1 / slopes[h].item()):d}",
-                                 line=dict(color=OKABE_ITO[h % len(OKABE_ITO)])), row=1, col=2)
+                                 line=dict(color=colour(h))), row=1, col=2)
     fig.update_yaxes(autorange="reversed", title_text="query position i", row=1, col=1)
     fig.update_xaxes(title_text="key position j", row=1, col=1)
     fig.update_xaxes(title_text="distance i − j (positions)", row=1, col=2)

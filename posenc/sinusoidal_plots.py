@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 
 from posenc.checks import check_choice, check_positive_int
 from posenc.interactive import Control, Explorer, Frame
-from posenc.plots import DIVERGING, OKABE_ITO, describe, heatmap, new_figure
+from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, heatmap, new_figure
 from posenc.sinusoidal import (
     LAYOUTS,
     offset_dot_product,
@@ -209,7 +209,7 @@ def position_explorer(
         # x0/dx instead of an x array: a frame only has to carry the y values.
         fig.add_trace(
             go.Scatter(x0=0.0, dx=0.5, y=np.zeros(samples, dtype=np.float32), mode="lines",
-                       line=dict(width=1.5, color=OKABE_ITO[n % len(OKABE_ITO)]),
+                       line=dict(width=1.5, color=colour(n)),
                        name=f"ch {2 * i}, λ = {float(wavelengths[i]):,.1f}"),
             row=1, col=1,
         )
@@ -217,7 +217,7 @@ def position_explorer(
     fig.add_trace(go.Scatter(x=[0, 0], y=[-1.15, 1.15], mode="lines", line=dict(color="#444", dash="dot"),
                              name="chosen position", showlegend=False, hoverinfo="skip"), row=1, col=1)
     fig.add_trace(go.Scatter(x=[0] * len(pairs), y=[0.0] * len(pairs), mode="markers",
-                             marker=dict(size=10, color=[OKABE_ITO[n % len(OKABE_ITO)] for n in range(len(pairs))],
+                             marker=dict(size=10, color=[colour(n) for n in range(len(pairs))],
                                          line=dict(color="black", width=1)),
                              name="values at the position", showlegend=False), row=1, col=1)
     channels = np.arange(d_model)
@@ -287,7 +287,7 @@ def rotation_explorer(
     )
     fig.add_trace(go.Scatter(x=np.cos(circle), y=np.sin(circle), mode="lines", line=dict(color="#bbb", width=1),
                              hoverinfo="skip", showlegend=False), row=1, col=1)
-    colors = [OKABE_ITO[i % 6] for i in range(pairs)]
+    colors = [colour(i) for i in range(pairs)]
     fig.add_trace(go.Scatter(x=np.zeros(pairs), y=np.zeros(pairs), mode="markers", name="PE(pos)",
                              marker=dict(size=9, color="rgba(0,0,0,0)", line=dict(color=colors, width=1.5))),
                   row=1, col=1)
@@ -386,7 +386,7 @@ def dot_product_figure(
         measured = (table[0] @ table.T).numpy()
         fig.add_trace(go.Scatter(x=offsets.numpy()[n::step], y=measured[n::step], mode="markers",
                                  name=f"measured from pos = {pos}",
-                                 marker=dict(color=OKABE_ITO[n % len(OKABE_ITO)], size=7)))
+                                 marker=dict(color=colour(n), size=7)))
     return fig
 
 
@@ -427,7 +427,7 @@ def precision_figure(
     )
     for n, (name, values) in enumerate(errors.items()):
         fig.add_trace(go.Scatter(x=positions, y=values, mode="lines", name=name,
-                                 line=dict(color=OKABE_ITO[n % len(OKABE_ITO)], width=2)))
+                                 line=dict(color=colour(n), width=2)))
     if target is not None:
         fig.add_trace(go.Scatter(x=[positions[0], positions[-1]], y=[target, target], mode="lines",
                                  name=f"target {target:g}", line=dict(color="#444", dash="dash", width=1)))

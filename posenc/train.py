@@ -594,7 +594,7 @@ def load_results(path: str | Path) -> tuple[list[RunResult], dict[str, Any]]:
     """Read what :func:`save_results` wrote: ``(results, meta)``."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"no results file at {path}; regenerate it with benchmarks/run_grid.py")
+        raise FileNotFoundError(f"no results file at {path}; regenerate it with experiments/run_grid.py")
     payload = json.loads(path.read_text())
     return [RunResult.from_dict(r) for r in payload["results"]], dict(payload.get("meta", {}))
 

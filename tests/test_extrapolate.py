@@ -173,7 +173,7 @@ def test_stored_ch7_cell_reproduces() -> None:
 
     path = Path(__file__).resolve().parents[1] / "book" / "data" / "ch7_grid.json"
     if not path.exists():
-        pytest.skip(f"{path} not generated yet (benchmarks/run_grid.py ch7)")
+        pytest.skip(f"{path} not generated yet (experiments/run_grid.py ch7)")
     stored = next(r for r in load_results(path)[0] if r.config["scheme"] == "learned" and r.seed == 0)
     _, again, difference = reproduce(stored)
     assert difference < 0.02, again.metrics

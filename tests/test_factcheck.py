@@ -1,10 +1,10 @@
-"""Tests for posenc.factcheck: records validate their evidence, counts and tables are exact."""
+"""Tests for posenc.book.factcheck: records validate their evidence, counts and tables are exact."""
 
 from __future__ import annotations
 
 import pytest
 
-from posenc.factcheck import VERDICTS, Claim, claims_table, count_verdicts, counts_by_seed, summary_table
+from posenc.book.factcheck import VERDICTS, Claim, claims_table, count_verdicts, counts_by_seed, summary_table
 
 
 def make(id: str, seed: str = "000", verdict: str = "confirmed", evidence: str = "see {doc}`02_sinusoidal`") -> Claim:

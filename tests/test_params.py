@@ -15,14 +15,12 @@ from posenc.params import (
     layer_parameters,
     module_parameter_count,
     parameter_rows,
-    html_table,
-    parameter_table_html,
-    position_params_figure,
     position_parameters,
-    position_share_figure,
     reference_modules,
     training_bytes,
 )
+from posenc.params_plots import parameter_table_html, position_params_figure, position_share_figure
+from posenc.plots import html_table
 
 
 def test_bert_base_tables_match_the_known_counts() -> None:

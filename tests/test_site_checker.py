@@ -22,7 +22,7 @@ from support.site import (
 
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import figure_html, new_figure
-from posenc.sphinx_site import ASSETS, mathjax_dir, plotly_js_path
+from posenc_site import ASSETS, mathjax_dir, plotly_js_path  # book/_ext/posenc_site.py (see conftest)
 
 HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>

@@ -191,7 +191,7 @@ def test_stored_ch6_cell_reproduces() -> None:
     """
     path = DATA / "ch6_grid.json"
     if not path.exists():
-        pytest.skip(f"{path} not generated yet (benchmarks/run_grid.py ch6)")
+        pytest.skip(f"{path} not generated yet (experiments/run_grid.py ch6)")
     results, _ = load_results(path)
     stored = next(r for r in results if r.config["scheme"] == "sinusoidal" and r.seed == 0)
     _, again, difference = reproduce(stored)

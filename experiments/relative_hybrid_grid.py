@@ -1,8 +1,8 @@
 """Regenerate the extra stored results of chapters 8 (hybrids) and 10 (RoPE, ALiBi).
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/relative_hybrid_grid.py
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/relative_hybrid_grid.py
 
-Chapters 8 and 10 mostly read the chapter 6 and 7 grids (``benchmarks/run_grid.py``),
+Chapters 8 and 10 mostly read the chapter 6 and 7 grids (``experiments/run_grid.py``),
 which already train every registered scheme, hybrids, RoPE and ALiBi included. This
 script adds what those grids do not have, on exactly their budget (it starts from their
 base configurations, so a change there carries over):
@@ -59,7 +59,7 @@ TABLE_SCHEMES: tuple[tuple[str, dict], ...] = (
 
 
 def _grids_module():
-    """``benchmarks/run_grid.py``, where the chapter 6 and 7 grids are defined."""
+    """``experiments/run_grid.py``, where the chapter 6 and 7 grids are defined."""
     spec = importlib.util.spec_from_file_location("run_grid", ROOT / "benchmarks" / "run_grid.py")
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
@@ -71,7 +71,7 @@ def _config(cell: object) -> TrainConfig:
     """A grid cell of ``run_grid.py``: a config, or a ``(config, n_seeds)`` pair."""
     config = cell[0] if isinstance(cell, tuple) else cell
     if not isinstance(config, TrainConfig):
-        raise TypeError(f"unexpected grid cell {cell!r} in benchmarks/run_grid.py")
+        raise TypeError(f"unexpected grid cell {cell!r} in experiments/run_grid.py")
     return config
 
 
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     _, ch7 = bases()
     tables = trained_tables(max(ch7.eval_lengths), reference)
     meta = {
-        "command": "python benchmarks/relative_hybrid_grid.py",
+        "command": "python experiments/relative_hybrid_grid.py",
         "n_runs": len(results),
         "tables": tables,
         "total_wall_time_s": round(time.perf_counter() - started, 1),

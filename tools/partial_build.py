@@ -1,6 +1,6 @@
 """Strictly build a subset of the book's pages into a separate folder.
 
-    python tests/support/partial_build.py --out /tmp/ch2 book/02_sinusoidal [book/03_learned ...]
+    python tools/partial_build.py --out /tmp/ch2 book/02_sinusoidal [book/03_learned ...]
 
 Uses the real _config.yml with a temporary table of contents (root page + the given
 pages), so authors can check their chapter with -W -n without rebuilding everything.
@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:

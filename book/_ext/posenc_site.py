@@ -6,7 +6,7 @@ build, from pinned installed packages into ``_static/vendor``:
 * plotly.js from the ``plotly`` Python package (one file for the site, loaded by the
   pages that show a figure, never inlined);
 * MathJax 3 from the ``django-static-mathjax`` package;
-* the book's own explorer script and stylesheet from ``posenc/assets``.
+* the book's own explorer script and stylesheet from ``book/_ext/assets``.
 
 Nothing is fetched from the network and no third-party file is committed.
 

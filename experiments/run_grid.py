@@ -1,7 +1,7 @@
 """Regenerate the stored experiment grids of chapters 6 and 7.
 
-    .venv/bin/python benchmarks/run_grid.py            # both grids (writes book/data/ch6_grid.json, ch7_grid.json)
-    .venv/bin/python benchmarks/run_grid.py ch7 --jobs 2
+    .venv/bin/python experiments/run_grid.py            # both grids (writes book/data/ch6_grid.json, ch7_grid.json)
+    .venv/bin/python experiments/run_grid.py ch7 --jobs 2
 
 Every run is seeded and deterministic on CPU (see posenc.train.train), so the files are
 reproducible; ``tests/test_train.py::test_stored_grid_cell_reproduces`` re-runs one cell
@@ -127,7 +127,7 @@ def run(name: str, max_seeds: int | None, jobs: int) -> Path:
     import torch
 
     meta = {
-        "command": f"python benchmarks/run_grid.py {name}",
+        "command": f"python experiments/run_grid.py {name}",
         "seeds_per_cell": sorted({n for _, n in cells}) if max_seeds is None else max_seeds,
         "n_runs": len(results),
         "total_wall_time_s": time.perf_counter() - start,

@@ -1,14 +1,46 @@
-"""Show posenc's real source in a notebook, so the book never pastes a copy."""
+"""Helpers the book's chapters use, and nothing a reader needs in their own project.
+
+* :func:`show_source` displays posenc's real source in a notebook, so the book never
+  pastes a copy of library code;
+* :func:`data_path` finds the results the book stores in ``book/data`` (written by the
+  commands in ``experiments/``);
+* :mod:`posenc.book.factcheck` holds the records of Appendix B's fact check.
+
+The teaching modules never import this package; it imports them.
+"""
 
 from __future__ import annotations
 
 import inspect
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from IPython.display import Markdown
 
-__all__ = ["show_source"]
+__all__ = ["DATA_DIR", "data_path", "show_source"]
+
+#: Where the book keeps the results of its stored experiments (``book/data``).
+DATA_DIR: Path = Path(__file__).resolve().parents[2] / "book" / "data"
+
+
+def data_path(name: str) -> Path:
+    """The path of a stored results file of the book, e.g. ``data_path("ch6_grid.json")``.
+
+    Raises:
+        FileNotFoundError: naming the file, the folder searched, the files it has, and
+            the command that writes the book's results.
+    """
+    if not isinstance(name, str) or not name or Path(name).name != name:
+        raise ValueError(f"name must be a plain file name such as 'ch6_grid.json', got {name!r}")
+    path = DATA_DIR / name
+    if not path.is_file():
+        present = sorted(p.name for p in DATA_DIR.glob("*.json")) if DATA_DIR.is_dir() else []
+        raise FileNotFoundError(
+            f"no stored results {name!r} in {DATA_DIR} (files there: {present or 'none'}); "
+            "regenerate them with `python experiments/run_grid.py`"
+        )
+    return path
 
 
 def show_source(obj: Any, *, docstring: bool = True) -> Markdown:
