@@ -32,7 +32,7 @@ LEARNED_INITS = ("bert", "gpt2", "uniform", "sinusoidal")
 
 
 def _scheme_cells() -> list[tuple[str, dict]]:
-    from posenc.models import available_schemes
+    from posenc.registry import available_schemes
 
     names = available_schemes()
     ordered = [n for n in SCHEME_ORDER if n in names] + [n for n in names if n not in SCHEME_ORDER and
@@ -76,7 +76,7 @@ def ch6_configs() -> list[tuple[object, int]]:
 
 def ch7_configs() -> list[tuple[object, int]]:
     """Chapter 7: copy-offset, causal, trained at length 16, tested at 16, 24, 32, 64 (five seeds)."""
-    from posenc.models import available_schemes
+    from posenc.registry import available_schemes
     from posenc.train import TrainConfig
 
     base = TrainConfig(task="copy_offset", seq_len=16, steps=600, batch_size=32, lr=3e-3, d_model=64, n_heads=4,

@@ -1,14 +1,10 @@
 """posenc: positional encodings for Transformers, the code behind the book.
 
-Importing the package registers the book's plotly renderer (see :mod:`posenc.plots`),
-so every plotly figure renders both in a live Jupyter front end and in the static site.
-Submodules are imported explicitly, e.g. ``from posenc.sinusoidal import sinusoidal_table``.
+Submodules are imported explicitly, e.g. ``from posenc.sinusoidal import sinusoidal_table``;
+importing the package or any module changes no global state (plotly's defaults included:
+:func:`posenc.plots.use_book_style` opts in to the book's figure style).
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
-
-from posenc import plots as _plots
-
-_plots.register_renderer()

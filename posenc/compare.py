@@ -3,35 +3,30 @@
 * :func:`offset_dependence`: do dot products between position vectors depend only on the
   offset between the positions? For the sinusoidal table they do, by construction; for a
   learned table only if training made them so.
-* :func:`dot_product_by_offset_figure`: the same question as a picture.
-* :func:`time_position_vectors` and :func:`timing_figure`: the compute cost of a table
-  lookup against computing sines and cosines, measured on the machine at hand.
+* :func:`time_position_vectors`: the compute cost of a table lookup against computing
+  sines and cosines, measured on the machine at hand.
+
+:mod:`posenc.compare_plots` draws both.
 """
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 from torch.nn import functional as F
 
 from posenc.checks import check_nonnegative_int, check_positive_int
 from posenc.learned import LearnedPositionEmbedding
-from posenc.plots import OKABE_ITO, colour, describe, new_figure
 from posenc.sinusoidal import float32_recipe_table, sinusoidal_table
 
 __all__ = [
     "OffsetDependence",
     "offset_dependence",
-    "dot_product_by_offset_figure",
     "time_position_vectors",
-    "timing_figure",
 ]
 
 
@@ -85,36 +80,6 @@ def offset_dependence(table: torch.Tensor, max_offset: int = 32) -> OffsetDepend
     )
 
 
-def dot_product_by_offset_figure(
-    tables: Mapping[str, torch.Tensor], *, starts: Sequence[int] = (0, 50, 100, 200), max_offset: int = 40
-) -> go.Figure:
-    """For each table, cosine of ``P[i]`` and ``P[i + k]`` against ``k``, one line per start ``i``.
-
-    Lines that coincide mean the similarity depends on the offset only.
-    """
-    names = list(tables)
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.05)
-    offsets = np.arange(max_offset + 1)
-    for col, name in enumerate(names, start=1):
-        table = tables[name].detach().double()
-        for j, start in enumerate(starts):
-            if start + max_offset >= table.shape[0]:
-                raise ValueError(f"start {start} + max_offset {max_offset} is past the {table.shape[0]} rows of {name!r}")
-            cos = F.cosine_similarity(table[start].expand(max_offset + 1, -1), table[start: start + max_offset + 1])
-            fig.add_trace(go.Scatter(x=offsets, y=cos.numpy().round(4), mode="lines", name=f"from position {start}",
-                                     line=dict(color=colour(j)), legendgroup=str(start), showlegend=col == 1),
-                          row=1, col=col)
-        fig.update_xaxes(title_text="offset k (positions)", row=1, col=col)
-    fig.update_yaxes(title_text="cosine of P[i] and P[i+k]", row=1, col=1)
-    fig.update_layout(height=380, title=dict(text="Similarity to the vector k positions ahead, from several start positions"))
-    return describe(
-        fig,
-        alt="Line charts of the cosine similarity between a position vector and the vector k positions later, "
-        "one line per starting position. For the sinusoidal table all lines lie on top of each other; for a "
-        "randomly initialised learned table they are unrelated noise around zero.",
-    )
-
-
 def time_position_vectors(
     seq_len: int, d_model: int, *, batch: int = 8, number: int = 20, repeats: int = 7, seed: int = 0
 ) -> dict[str, float]:
@@ -161,23 +126,3 @@ def time_position_vectors(
     return results
 
 
-def timing_figure(timings: Mapping[tuple[int, int], Mapping[str, float]], *, batch: int = 8) -> go.Figure:
-    """Grouped bars: microseconds per call of each method of :func:`time_position_vectors`,
-    one group per ``(seq_len, d_model)``."""
-    if not timings:
-        raise ValueError("timings must hold at least one (seq_len, d_model) entry")
-    fig = new_figure(
-        title="Producing position vectors on this CPU (forward only)",
-        x_title="sequence length × d_model",
-        y_title="time per call (µs, log scale)",
-        alt="Grouped bar chart, one group per size: time to look rows up in a learned table, time to compute "
-        f"the sinusoidal table two ways, and time to add the vectors to a batch of {batch} sequences.",
-    )
-    labels = [f"{n:,} × {d}" for n, d in timings]
-    methods = list(next(iter(timings.values())))
-    for i, method in enumerate(methods):
-        fig.add_trace(go.Bar(x=labels, y=[round(1e6 * t[method], 2) for t in timings.values()], name=method,
-                             marker_color=colour(i)))
-    fig.update_yaxes(type="log")
-    fig.update_layout(barmode="group")
-    return fig

@@ -13,16 +13,15 @@ index inside the table:
   is applied to the rows of a learned table. If ``target_len <= max_len`` nothing needs
   squeezing and positions map to themselves.
 
-:func:`map_positions` returns the indices, :func:`lookup` reads (and blends) rows,
-:func:`extend_table` builds a longer table, and :func:`cosine_similarity_matrix`
-compares rows, e.g. to see what a workaround does to the table's similarity structure.
+:func:`map_positions` returns the indices, :func:`lookup` reads (and blends) rows, and
+:func:`extend_table` builds a longer table; :mod:`posenc.extrapolate_plots` draws what
+each workaround does.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 
 from posenc.checks import check_choice, check_positions, check_positive_int
@@ -35,9 +34,6 @@ __all__ = [
     "map_positions",
     "lookup",
     "extend_table",
-    "cosine_similarity_matrix",
-    "mapping_figure",
-    "similarity_panels_figure",
 ]
 
 #: The workarounds this module implements, in the order the book discusses them.
@@ -184,100 +180,3 @@ def extend_table(table: Any, new_len: int, strategy: str) -> torch.Tensor:
     check_choice("strategy", strategy, STRATEGIES)
     target = new_len if strategy == "interpolate" else None
     return lookup(table, torch.arange(new_len), strategy, target_len=target)
-
-
-def cosine_similarity_matrix(table: Any) -> np.ndarray:
-    """Cosine similarity between every pair of rows of ``table``.
-
-    Uses :func:`posenc.analysis.cosine_similarity_matrix` when that module is present
-    (chapter 5's analyses), otherwise scikit-learn's ``cosine_similarity``.
-
-    Args:
-        table: ``(n_positions, d_model)`` tensor or array.
-
-    Returns:
-        ``(n_positions, n_positions)`` float numpy array with values in ``[-1, 1]``.
-    """
-    array = table.detach().cpu().numpy() if isinstance(table, torch.Tensor) else np.asarray(table)
-    if array.ndim != 2:
-        raise ValueError(f"table must have shape (n_positions, d_model), got shape {array.shape}")
-    try:
-        from posenc import analysis  # chapter 5's module, when it exists
-    except ImportError:
-        analysis = None
-    shared = getattr(analysis, "cosine_similarity_matrix", None) if analysis is not None else None
-    if shared is not None:
-        return np.asarray(shared(array), dtype=np.float64)
-    from sklearn.metrics.pairwise import cosine_similarity
-
-    return cosine_similarity(array.astype(np.float64))
-
-
-# -- figures -----------------------------------------------------------------------------------
-def mapping_figure(max_len: int, new_len: int) -> Any:
-    """Step plot: which table row (possibly fractional) each workaround reads for positions
-    ``0 .. new_len - 1`` of a table with ``max_len`` rows."""
-    import plotly.graph_objects as go
-
-    from posenc.plots import OKABE_ITO, new_figure
-
-    max_len = check_positive_int("max_len", max_len)
-    new_len = check_positive_int("new_len", new_len)
-    positions = torch.arange(new_len)
-    fig = new_figure(
-        title=f"Which row of a {max_len}-row table each position reads",
-        x_title="position in the input",
-        y_title="row of the learned table",
-        alt=f"Line chart for positions 0 to {new_len - 1}. All three workarounds follow the diagonal up to "
-        f"position {max_len - 1}. Past it, clip stays flat at row {max_len - 1}, modular saws back to row 0 "
-        f"every {max_len} positions, and interpolate is a straight line from row 0 to row {max_len - 1} "
-        f"that is {new_len / max_len:g} times less steep than the diagonal.",
-        height=380,
-    )
-    for i, strategy in enumerate(STRATEGIES):
-        rows = map_positions(positions, max_len, strategy, target_len=new_len if strategy == "interpolate" else None)
-        fig.add_trace(go.Scatter(x=positions.tolist(), y=rows.tolist(), mode="lines+markers", name=strategy,
-                                 marker=dict(size=4), line=dict(color=OKABE_ITO[i], width=2)))
-    fig.add_vline(x=max_len - 0.5, line_dash="dash", line_color="#555", annotation_text="end of the table",
-                  annotation_position="top left")
-    return fig
-
-
-def similarity_panels_figure(
-    tables: dict[str, Any], *, title: str, alt: str, caption: str | None = None, cols: int = 3,
-    panel_height: int = 300,
-) -> Any:
-    """Cosine-similarity heatmaps of several tables in a grid, on one colour scale [-1, 1].
-
-    Args:
-        tables: panel title -> ``(n_positions, d_model)`` table (keep n_positions <= ~128).
-        cols: panels per row; each panel is square.
-        panel_height: height of one row of panels in pixels.
-    """
-    from plotly.subplots import make_subplots
-
-    import plotly.graph_objects as go
-
-    from posenc.plots import DIVERGING, describe
-
-    if not tables:
-        raise ValueError("tables must hold at least one table")
-    cols = check_positive_int("cols", cols)
-    rows = -(-len(tables) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=list(tables), horizontal_spacing=0.08,
-                        vertical_spacing=0.16 / rows)
-    for i, table in enumerate(tables.values()):
-        row, col = divmod(i, cols)
-        sim = cosine_similarity_matrix(table)
-        fig.add_trace(go.Heatmap(z=np.round(sim, 3), coloraxis="coloraxis",
-                                 hovertemplate="positions %{y} and %{x}: %{z}<extra></extra>"),
-                      row=row + 1, col=col + 1)
-        axis = i + 1
-        fig.update_xaxes(title_text="position", showgrid=False, row=row + 1, col=col + 1)
-        fig.update_yaxes(autorange="reversed", showgrid=False, row=row + 1, col=col + 1,
-                         scaleanchor=f"x{axis if axis > 1 else ''}", constrain="domain",
-                         title_text="position" if col == 0 else None)
-    fig.update_layout(title=dict(text=title), height=panel_height * rows + 90,
-                      coloraxis=dict(colorscale=DIVERGING, cmin=-1, cmax=1,
-                                     colorbar=dict(title=dict(text="cosine similarity"))))
-    return describe(fig, alt=alt, caption=caption)

@@ -17,8 +17,9 @@ Each hybrid keeps part of one family and part of the other:
 
 Every module has ``encode(positions)`` (the position vectors alone), ``forward(x, positions)``
 (``x`` plus those vectors) and ``table(n)``; the ``*_parameters`` functions give each
-count by formula. The registry names, used by :class:`posenc.models.TinyTransformer`, are
-``"hybrid-scaled-sinusoid"``, ``"hybrid-factored"`` and ``"hybrid-hierarchical"``.
+count by formula. :mod:`posenc.registry` makes them available to
+:class:`posenc.models.TinyTransformer` as ``"hybrid-scaled-sinusoid"``, ``"hybrid-factored"``
+and ``"hybrid-hierarchical"``.
 """
 
 from __future__ import annotations
@@ -32,8 +33,7 @@ from torch import nn
 from posenc.checks import check_choice, check_positions, check_positive_int
 from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding
 from posenc.params import position_parameters
-
-from posenc.models import PositionScheme, SinusoidalScheme, reject_options, register_scheme
+from posenc.schemes import PositionScheme, SinusoidalScheme
 from posenc.sinusoidal import sinusoidal_table
 
 __all__ = [
@@ -137,7 +137,7 @@ class ScaledSinusoidalEmbedding(_AddedPositions):
         super().__init__()
         self.d_model = check_positive_int("d_model", d_model)
         self.max_len = None
-        # The growing, non-trainable sinusoid of posenc.models (a buffer, not a parameter).
+        # The growing, non-trainable sinusoid of posenc.schemes (a buffer, not a parameter).
         self.sinusoid = SinusoidalScheme(self.d_model, base=base)
         self.scale = nn.Parameter(torch.ones(self.d_model))
         self.bias = nn.Parameter(torch.zeros(self.d_model))
@@ -248,9 +248,9 @@ class HierarchicalPositionEmbedding(_AddedPositions):
         return f"n_segments={self.n_segments}, segment_len={self.segment_len}, d_model={self.d_model}"
 
 
-# -- adapter for posenc.models -------------------------------------------------------------
+# -- scheme adapter -------------------------------------------------------------
 class HybridScheme(PositionScheme):
-    """Any hybrid above as a :class:`posenc.models.PositionScheme` (it adds vectors)."""
+    """Any hybrid above as a :class:`posenc.schemes.PositionScheme` (it adds vectors)."""
 
     def __init__(self, module: _AddedPositions) -> None:
         super().__init__()
@@ -262,28 +262,3 @@ class HybridScheme(PositionScheme):
 
     def table(self, n_positions: int) -> torch.Tensor:
         return self.module.table(n_positions)
-
-
-def _make_scaled(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    reject_options("hybrid-scaled-sinusoid", options, ("base",))
-    return HybridScheme(ScaledSinusoidalEmbedding(d_model, **options))
-
-
-def _make_factored(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    reject_options("hybrid-factored", options, ("rank", "init"))
-    rank = options.pop("rank", min(8, max_len, d_model))
-    return HybridScheme(FactoredPositionEmbedding(max_len, d_model, rank, **options))
-
-
-def _make_hierarchical(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    """Default ``segment_len``: ``ceil(sqrt(max_len))``, which makes the two tables about equal."""
-    reject_options("hybrid-hierarchical", options, ("segment_len", "n_segments", "init"))
-    max_len = check_positive_int("max_len", max_len)
-    segment_len = check_positive_int("segment_len", options.pop("segment_len", math.isqrt(max_len - 1) + 1))
-    n_segments = options.pop("n_segments", -(-max_len // segment_len))
-    return HybridScheme(HierarchicalPositionEmbedding(n_segments, segment_len, d_model, **options))
-
-
-register_scheme("hybrid-scaled-sinusoid", _make_scaled)
-register_scheme("hybrid-factored", _make_factored)
-register_scheme("hybrid-hierarchical", _make_hierarchical)

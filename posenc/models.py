@@ -1,285 +1,31 @@
 """A tiny Transformer encoder with a pluggable position scheme.
 
-Every way of telling the model *where* a token is plugs into one of three hooks of a
-:class:`PositionScheme`:
-
-* ``embed(x, positions)``: absolute schemes (sinusoidal, learned) add a vector to the
-  token embeddings;
-* ``rotate(q, k, positions)``: rotary schemes (RoPE) turn queries and keys;
-* ``attention_bias(positions)``: bias schemes (ALiBi) add a term to the attention scores.
-
-Schemes are created by name through a registry (:func:`register_scheme`,
-:func:`make_position_scheme`, :func:`available_schemes`). This module registers
-``"none"``, ``"sinusoidal"`` and ``"learned"``; :mod:`posenc.relative` and
-:mod:`posenc.hybrid`, when present, register theirs on first use of the registry.
-
-:class:`TinyTransformer` is a small pre-LayerNorm encoder with its own attention (so the
-hooks can act inside it), an optional causal mask, and two ways to combine token and
-position vectors: ``"add"`` (the usual sum) or ``"concat"`` (see the class docstring).
+:class:`TinyTransformer` is a small pre-LayerNorm encoder with its own attention, so a
+:class:`posenc.schemes.PositionScheme` can act inside it through any of its three hooks
+(add vectors, rotate queries and keys, bias the scores). The scheme is given by name and
+created by :func:`posenc.registry.make_position_scheme`. The model has an optional causal
+mask and two ways to combine token and position vectors: ``"add"`` (the usual sum) or
+``"concat"`` (see the class docstring).
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import nn
 
 from posenc.checks import check_choice, check_positions, check_positive_float, check_positive_int
-from posenc.extrapolate import STRATEGIES, lookup
-from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding
-from posenc.sinusoidal import SinusoidalPositionalEncoding
+from posenc.registry import make_position_scheme
+from posenc.schemes import PositionScheme
 
-__all__ = [
-    "PositionScheme",
-    "NoPosition",
-    "SinusoidalScheme",
-    "LearnedScheme",
-    "register_scheme",
-    "reject_options",
-    "make_position_scheme",
-    "available_schemes",
-    "MultiHeadSelfAttention",
-    "TransformerBlock",
-    "TinyTransformer",
-    "COMBINE_MODES",
-]
+__all__ = ["MultiHeadSelfAttention", "TransformerBlock", "TinyTransformer", "COMBINE_MODES"]
 
 #: Ways :class:`TinyTransformer` combines token and position vectors.
 COMBINE_MODES: tuple[str, ...] = ("add", "concat")
-#: Modules that register more schemes when imported (other chapters' code).
-_PLUGIN_MODULES: tuple[str, ...] = ("posenc.relative", "posenc.hybrid")
 
 
-class PositionScheme(nn.Module):
-    """Base class of every position scheme: all three hooks default to "do nothing".
-
-    Attributes:
-        max_len: the largest number of positions the scheme can encode, or ``None`` if it
-            is defined for any position.
-    """
-
-    max_len: int | None = None
-
-    def embed(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        """Return ``x`` with position information added.
-
-        Args:
-            x: ``(batch, seq_len, d_model)`` token vectors.
-            positions: ``(seq_len,)`` or ``(batch, seq_len)`` long positions.
-
-        Returns:
-            Tensor with the shape of ``x``.
-        """
-        return x
-
-    def rotate(
-        self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return queries and keys, possibly transformed by position.
-
-        Args:
-            q, k: ``(batch, n_heads, seq_len, d_head)``.
-            positions: ``(seq_len,)`` or ``(batch, seq_len)`` long positions.
-        """
-        return q, k
-
-    def attention_bias(self, positions: torch.Tensor) -> torch.Tensor | None:
-        """Additive attention-score bias of shape ``(n_heads, seq_len, seq_len)``
-        (or ``(batch, n_heads, seq_len, seq_len)``), or ``None`` for no bias."""
-        return None
-
-    def table(self, n_positions: int) -> torch.Tensor | None:
-        """The vectors ``embed`` adds at positions ``0 .. n_positions - 1``, shape
-        ``(n_positions, d_model)``, or ``None`` if the scheme adds no vectors."""
-        return None
-
-
-class NoPosition(PositionScheme):
-    """No position information at all (the "bag of tokens" baseline without a causal mask)."""
-
-    def __init__(self, **_: Any) -> None:
-        super().__init__()
-
-
-class SinusoidalScheme(PositionScheme):
-    """The fixed sinusoidal encoding (Vaswani et al., 2017), defined for any position.
-
-    A thin adapter around :class:`posenc.sinusoidal.SinusoidalPositionalEncoding`, whose
-    cached table grows on demand, so a longer input never fails.
-
-    Args:
-        d_model: width of each position vector (even).
-        base: the wavelength base (10000 in the paper).
-        initial_len: rows computed up front (a hint, not a limit).
-        layout: ``"interleaved"`` (the paper) or ``"concatenated"`` (tensor2tensor/fairseq).
-    """
-
-    def __init__(
-        self, d_model: int, *, base: float = 10000.0, initial_len: int = 64, layout: str = "interleaved"
-    ) -> None:
-        super().__init__()
-        self.d_model = check_positive_int("d_model", d_model)
-        self.max_len = None
-        self.encoding = SinusoidalPositionalEncoding(self.d_model, max_len=initial_len, base=base, layout=layout)
-
-    def table(self, n_positions: int) -> torch.Tensor:
-        return self.encoding.encoding(torch.arange(check_positive_int("n_positions", n_positions)))
-
-    def embed(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        return x + self.encoding.encoding(positions).to(device=x.device, dtype=x.dtype)
-
-
-class LearnedScheme(PositionScheme):
-    """A learned absolute position table (:class:`posenc.learned.LearnedPositionEmbedding`).
-
-    Args:
-        d_model: width of each position vector.
-        max_len: rows in the table (the longest input it was built for).
-        init: one of :data:`posenc.learned.INIT_STRATEGIES`.
-        extrapolation: ``None`` (positions past the table raise ValueError) or a
-            workaround from :mod:`posenc.extrapolate` (``"clip"``, ``"modular"``,
-            ``"interpolate"``) used only for positions the table does not have.
-            With a workaround the scheme accepts any position, so ``max_len`` is ``None``
-            and the table size is ``table_len``.
-    """
-
-    def __init__(self, d_model: int, max_len: int, *, init: str = "bert", extrapolation: str | None = None) -> None:
-        super().__init__()
-        self.embedding = LearnedPositionEmbedding(max_len, d_model, init=init)
-        self.table_len = self.embedding.max_len
-        self.set_extrapolation(extrapolation)
-
-    def set_extrapolation(self, strategy: str | None) -> None:
-        """Switch the workaround used past the table (``None`` restores the hard limit)."""
-        if strategy is not None:
-            check_choice("extrapolation", strategy, STRATEGIES)
-        self.extrapolation = strategy
-        self.max_len = self.table_len if strategy is None else None
-
-    @property
-    def weight(self) -> torch.Tensor:
-        """The ``(table_len, d_model)`` trainable table."""
-        return self.embedding.weight
-
-    def table(self, n_positions: int) -> torch.Tensor:
-        n_positions = check_positive_int("n_positions", n_positions)
-        positions = torch.arange(n_positions)
-        return self._rows(positions)
-
-    def _rows(self, positions: torch.Tensor) -> torch.Tensor:
-        pos = check_positions("positions", positions)
-        top = int(pos.max()) + 1 if pos.numel() else 0
-        if self.extrapolation is None or top <= self.table_len:
-            # Inside the table (or no workaround): the table's own lookup, and its own error
-            # past the end (the plain 0..seq_len-1 case gives its most explicit message).
-            zeros = self.weight.new_zeros(*pos.shape, self.weight.shape[1])
-            if pos.ndim == 1 and torch.equal(pos, torch.arange(pos.numel())):
-                return self.embedding(zeros.unsqueeze(0)).squeeze(0)
-            return self.embedding(zeros, pos.to(self.weight.device))
-        target = top if self.extrapolation == "interpolate" else None
-        return lookup(self.weight, pos, self.extrapolation, target_len=target)
-
-    def embed(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        return x + self._rows(positions).to(x.dtype)
-
-
-# -- registry --------------------------------------------------------------------------
-_REGISTRY: dict[str, Callable[..., PositionScheme]] = {}
-_plugins_loaded = False
-
-
-def register_scheme(name: str, factory: Callable[..., PositionScheme]) -> None:
-    """Make a position scheme available by name.
-
-    Args:
-        name: the scheme's name, e.g. ``"rope"``; re-registering a name replaces it.
-        factory: called as ``factory(*, d_model, n_heads, max_len, **options)`` and
-            returning a :class:`PositionScheme`.
-    """
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
-    if not callable(factory):
-        raise TypeError(f"factory must be callable, got {factory!r}")
-    _REGISTRY[name] = factory
-
-
-def _load_plugins() -> None:
-    """Import the modules that register more schemes, if they exist yet."""
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for module in _PLUGIN_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as error:
-            if error.name != module:  # the module exists but something it imports is missing
-                raise
-
-
-def available_schemes() -> list[str]:
-    """Names of every registered scheme, in registration order."""
-    _load_plugins()
-    return list(_REGISTRY)
-
-
-def make_position_scheme(name: str, *, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    """Create a registered scheme by name.
-
-    Args:
-        name: one of :func:`available_schemes`.
-        d_model: model width.
-        n_heads: number of attention heads.
-        max_len: the longest input the model is built for (learned tables get this many rows).
-        **options: scheme-specific options, e.g. ``init="gpt2"`` or ``extrapolation="clip"``
-            for ``"learned"``.
-    """
-    _load_plugins()
-    check_choice("name", name, list(_REGISTRY))
-    scheme = _REGISTRY[name](d_model=d_model, n_heads=n_heads, max_len=max_len, **options)
-    if not isinstance(scheme, PositionScheme):
-        raise TypeError(f"the factory for scheme {name!r} returned {type(scheme).__name__}, not a PositionScheme")
-    return scheme
-
-
-def reject_options(name: str, options: dict[str, Any], allowed: tuple[str, ...]) -> None:
-    """Raise a ValueError naming any option of scheme ``name`` that is not in ``allowed``.
-
-    Scheme factories (here and in plug-in modules) call it so every scheme words the error alike.
-    """
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        allowed_text = ", ".join(allowed) if allowed else "none"
-        raise ValueError(f"unknown option(s) {unknown} for scheme {name!r}; allowed: {allowed_text}")
-
-
-def _make_none(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    reject_options("none", options, ())
-    return NoPosition()
-
-
-def _make_sinusoidal(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    reject_options("sinusoidal", options, ("base", "layout"))
-    return SinusoidalScheme(d_model, initial_len=max_len, **options)
-
-
-def _make_learned(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    reject_options("learned", options, ("init", "extrapolation"))
-    init = options.get("init", "bert")
-    check_choice("init", init, INIT_STRATEGIES)
-    return LearnedScheme(d_model, max_len, init=init, extrapolation=options.get("extrapolation"))
-
-
-register_scheme("none", _make_none)
-register_scheme("sinusoidal", _make_sinusoidal)
-register_scheme("learned", _make_learned)
-
-
-# -- the model -------------------------------------------------------------------------
 class MultiHeadSelfAttention(nn.Module):
     """Scaled dot-product self-attention with the scheme's ``rotate`` and bias hooks.
 

@@ -17,7 +17,7 @@ Nothing here is typed in: every count follows from the configs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import torch

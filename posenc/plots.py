@@ -26,12 +26,11 @@ __all__ = [
     "SEQUENTIAL",
     "DIVERGING",
     "RENDERER",
-    "register_renderer",
+    "use_book_style",
     "figure_html",
     "describe",
     "new_figure",
     "heatmap",
-    "use_matplotlib_style",
 ]
 
 #: Okabe & Ito's colour-blind-safe qualitative palette (black omitted).
@@ -119,11 +118,13 @@ class _BookHtmlRenderer(MimetypeRenderer):
         return {"text/html": figure_html(fig_dict)}
 
 
-def register_renderer() -> None:
-    """Register the book's template and renderer and make them the defaults.
+def use_book_style() -> None:
+    """Make the book's template and renderer plotly's defaults (every chapter calls it first).
 
     Idempotent. Afterwards ``fig.show()`` (or a figure as the last expression of a cell)
-    emits plotly's mimetype for live front ends plus static HTML for the site.
+    emits plotly's mimetype for live front ends plus static HTML for the site. Importing
+    posenc changes no global state: a project that uses posenc keeps its own plotly settings
+    unless it calls this.
     """
     pio.templates[TEMPLATE_NAME] = _template()
     pio.templates.default = f"plotly_white+{TEMPLATE_NAME}"
@@ -196,25 +197,6 @@ def heatmap(
     fig.update_yaxes(autorange="reversed", showgrid=False)
     fig.update_xaxes(showgrid=False)
     return fig
-
-
-def use_matplotlib_style() -> None:
-    """Apply the book's look to matplotlib figures (same palette and font sizes)."""
-    import matplotlib as mpl
-    from cycler import cycler
-
-    mpl.rcParams.update(
-        {
-            "axes.prop_cycle": cycler(color=list(OKABE_ITO)),
-            "axes.grid": True,
-            "grid.color": "#e5e5e5",
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "figure.dpi": 110,
-            "font.size": 11,
-            "image.cmap": "cividis",
-        }
-    )
 
 
 def html_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, numeric: Sequence[bool] | None = None,

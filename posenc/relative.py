@@ -13,7 +13,7 @@ and a key rather than on where either of them sits:
   to the attention score of head ``h``; the slopes are fixed, a geometric sequence.
 
 Both are available to :class:`posenc.models.TinyTransformer` by name (``"rope"`` and
-``"alibi"``) through the scheme registry; the adapters are at the end of this module.
+``"alibi"``, see :mod:`posenc.registry`); the scheme adapters are at the end of this module.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from posenc.checks import check_choice, check_positive_float, check_positive_int
-from posenc.models import PositionScheme, reject_options, register_scheme
+from posenc.schemes import PositionScheme
 
 __all__ = [
     "ROPE_LAYOUTS",
@@ -285,9 +285,9 @@ class ALiBi(nn.Module):
         return f"n_heads={self.n_heads}"
 
 
-# -- adapters for posenc.models ------------------------------------------------------------
+# -- scheme adapters ------------------------------------------------------------
 class RopeScheme(PositionScheme):
-    """RoPE as a :class:`posenc.models.PositionScheme`: every layer rotates its queries
+    """RoPE as a :class:`posenc.schemes.PositionScheme`: every layer rotates its queries
     and keys; nothing is added to the token vectors. Defined for any position.
 
     Args:
@@ -310,7 +310,7 @@ class RopeScheme(PositionScheme):
 
 
 class AlibiScheme(PositionScheme):
-    """ALiBi as a :class:`posenc.models.PositionScheme`: a fixed bias on every layer's
+    """ALiBi as a :class:`posenc.schemes.PositionScheme`: a fixed bias on every layer's
     attention scores (symmetric ``-m |i - j|``; see :func:`alibi_bias`). Defined for any position.
 
     Args:
@@ -324,17 +324,3 @@ class AlibiScheme(PositionScheme):
 
     def attention_bias(self, positions: torch.Tensor) -> torch.Tensor:
         return self.alibi(positions)
-
-
-def _make_rope(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    reject_options("rope", options, ("base", "layout"))
-    return RopeScheme(d_model, n_heads, **options)
-
-
-def _make_alibi(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    reject_options("alibi", options, ())
-    return AlibiScheme(n_heads)
-
-
-register_scheme("rope", _make_rope)
-register_scheme("alibi", _make_alibi)

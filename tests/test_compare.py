@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from posenc.compare import dot_product_by_offset_figure, offset_dependence, time_position_vectors, timing_figure
+from posenc.compare import offset_dependence, time_position_vectors
+from posenc.compare_plots import dot_product_by_offset_figure, timing_figure
 from posenc.learned import initial_table
 from posenc.sinusoidal import offset_dot_product, sinusoidal_table
 

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from posenc.extrapolate import (
     STRATEGIES,
     clip_indices,
-    cosine_similarity_matrix,
     extend_table,
     interpolate_indices,
     lookup,
     map_positions,
     modular_indices,
 )
+from posenc.analysis import cosine_similarity_matrix
 
 FAST = settings(max_examples=50, deadline=None)
 

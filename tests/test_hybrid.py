@@ -18,7 +18,8 @@ from posenc.hybrid import (
     scaled_sinusoid_parameters,
 )
 from posenc.learned import LearnedPositionEmbedding
-from posenc.models import TinyTransformer, make_position_scheme
+from posenc.models import TinyTransformer
+from posenc.registry import make_position_scheme
 from posenc.params import module_parameter_count
 from posenc.sinusoidal import sinusoidal_table
 

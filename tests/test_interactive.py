@@ -10,9 +10,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-import posenc  # noqa: F401  (registers the renderer)
 from posenc.interactive import Control, Explorer, Frame
-from posenc.plots import figure_html
+from posenc.plots import figure_html, use_book_style
 
 
 def make_explorer() -> Explorer:
@@ -69,6 +68,7 @@ def test_mimebundle_has_widget_view_and_static_html() -> None:
 
 
 def test_figures_render_for_both_worlds() -> None:
+    use_book_style()
     assert pio.renderers.default == "plotly_mimetype+posenc_html"
     bundle = pio.renderers._build_mime_bundle(go.Figure(go.Scatter(y=[1, 2])).to_dict())
     assert "application/vnd.plotly.v1+json" in bundle

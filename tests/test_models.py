@@ -1,4 +1,4 @@
-"""Tests for posenc.models: the scheme registry, the built-in schemes and TinyTransformer."""
+"""Tests for posenc.registry, the absolute schemes of posenc.schemes, and posenc.models.TinyTransformer."""
 
 from __future__ import annotations
 
@@ -6,16 +6,9 @@ import pytest
 import torch
 
 from posenc.learned import INIT_STRATEGIES
-from posenc.models import (
-    LearnedScheme,
-    NoPosition,
-    PositionScheme,
-    SinusoidalScheme,
-    TinyTransformer,
-    available_schemes,
-    make_position_scheme,
-    register_scheme,
-)
+from posenc.models import TinyTransformer
+from posenc.registry import available_schemes, make_position_scheme, register_scheme
+from posenc.schemes import LearnedScheme, NoPosition, PositionScheme, SinusoidalScheme
 from posenc.sinusoidal import sinusoidal_table
 
 

@@ -13,12 +13,12 @@ from posenc.order import (
     causal_mask,
     embed_words,
     equivariance_gap,
-    order_explorer,
     permute_rows,
     random_attention,
     self_attention,
     with_positions,
 )
+from posenc.order_plots import order_explorer
 
 
 @settings(max_examples=40, deadline=None)

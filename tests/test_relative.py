@@ -9,7 +9,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc.models import TinyTransformer, make_position_scheme
+from posenc.models import TinyTransformer
+from posenc.registry import make_position_scheme
 from posenc.relative import (
     ALiBi,
     AlibiScheme,
