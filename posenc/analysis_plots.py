@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from posenc.analysis import TableAnalysis, as_table
 from posenc.checks import check_positive_int
 from posenc.interactive import Control, Explorer, Frame
-from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, heatmap, new_figure
+from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, heatmap, new_figure, thin_indices
 
 __all__ = [
     "ANALYSES",
@@ -52,7 +52,8 @@ def _fmt(value: float) -> str:
 
 
 def subsample_square(matrix: np.ndarray, max_cells: int = 128) -> tuple[np.ndarray, np.ndarray]:
-    """Every ``k``-th row and column of a square matrix, so at most ``max_cells`` remain per side.
+    """Every ``k``-th row and column of a square matrix (:func:`posenc.plots.thin_indices`), so at most
+    ``max_cells`` remain per side.
 
     Entries are exact values of the matrix (no averaging); the positions they belong to
     are returned for the axis labels.
@@ -68,9 +69,7 @@ def subsample_square(matrix: np.ndarray, max_cells: int = 128) -> tuple[np.ndarr
     array = as_table(matrix, name="matrix", min_rows=1)
     if array.shape[0] != array.shape[1]:
         raise ValueError(f"matrix must be square, got shape {array.shape}")
-    max_cells = check_positive_int("max_cells", max_cells)
-    stride = math.ceil(array.shape[0] / max_cells)
-    positions = np.arange(0, array.shape[0], stride)
+    positions = thin_indices(array.shape[0], check_positive_int("max_cells", max_cells))
     return array[np.ix_(positions, positions)], positions
 
 

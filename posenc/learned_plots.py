@@ -24,10 +24,10 @@ from posenc.analysis import cosine_similarity_matrix
 from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
 from posenc.interactive import Control, Explorer, Frame
 from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding, initial_table
-from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, new_figure
+from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, new_figure, thin_indices
+from posenc.sinusoidal_plots import pick_channels
 
 __all__ = [
-    "even_indices",
     "row_gradient_norms",
     "ShortInputRun",
     "train_with_short_inputs",
@@ -37,15 +37,6 @@ __all__ = [
     "init_similarity_figure",
     "learned_explorer",
 ]
-
-
-def even_indices(n: int, max_count: int) -> np.ndarray:
-    """At most ``max_count`` evenly spaced indices from ``0 .. n-1`` (all of them if ``n <= max_count``),
-    always including the first and the last."""
-    n, max_count = check_positive_int("n", n), check_positive_int("max_count", max_count)
-    if n <= max_count:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, max_count).round().astype(int))
 
 
 def row_gradient_norms(
@@ -225,7 +216,7 @@ def init_similarity_figure(tables: Mapping[str, torch.Tensor], *, max_cells: int
     fig, cells = _panels(names, spacing=(0.12, 0.14))
     for index, (name, (row, col)) in enumerate(zip(names, cells, strict=True)):
         table = tables[name]
-        shown = even_indices(table.shape[0], max_cells)
+        shown = thin_indices(table.shape[0], max_cells)
         sim = cosine_similarity_matrix(table[torch.as_tensor(shown)]).round(2)
         fig.add_trace(go.Heatmap(z=sim, x=shown, y=shown, zmin=-1, zmax=1, colorscale=DIVERGING,
                                  showscale=index == 0, colorbar=dict(title=dict(text="cosine"))), row=row, col=col)
@@ -280,7 +271,8 @@ def learned_explorer(
         if init == "sinusoidal" and d_model % 2:
             d_model += 1  # the sinusoidal table needs an even width (live sliders step by 2 anyway)
         table = initial_table(max_len, d_model, init, seed=seed)
-        rows, cols = even_indices(max_len, max_cells), even_indices(d_model, max_cells)
+        # Whole sine/cosine pairs of a sinusoid-initialised table, never one channel of a pair.
+        rows, cols = thin_indices(max_len, max_cells), pick_channels(d_model, max_cells).numpy()
         shown = table[torch.as_tensor(rows)]
         limit = float(shown.abs().max())
         sim = cosine_similarity_matrix(shown)

@@ -11,10 +11,12 @@ figure show up both in a live Jupyter front end and in the static HTML site.
 from __future__ import annotations
 
 import html
+import math
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
@@ -23,6 +25,7 @@ __all__ = [
     "OKABE_ITO",
     "colour",
     "html_table",
+    "thin_indices",
     "SEQUENTIAL",
     "DIVERGING",
     "RENDERER",
@@ -234,3 +237,23 @@ def html_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, nume
         parts.append("<tr>" + "".join(cell("td", v, r) for v, r in zip(values, align, strict=True)) + "</tr>")
     parts.append("</tbody></table>")
     return "\n".join(parts)
+
+
+def thin_indices(n: int, max_count: int) -> np.ndarray:
+    """Every ``k``-th index ``0, k, 2k, ... < n``, with the smallest ``k`` that keeps at most ``max_count``.
+
+    The one way the book thins the positions of a large table or matrix before drawing it.
+    Equal steps keep every drawn diagonal of a similarity matrix at one offset (uneven
+    steps would mix offsets into a diagonal). Values are picked, never averaged. Channels
+    of a sinusoidal table need their sine/cosine pairs kept together instead: see
+    :func:`posenc.sinusoidal_plots.pick_channels`.
+
+    Returns:
+        ``(m,)`` int array with ``m <= max_count`` (all of ``0 .. n-1`` if ``n <= max_count``).
+    """
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    if isinstance(max_count, bool) or not isinstance(max_count, int | np.integer) or max_count < 1:
+        raise ValueError(f"max_count must be a positive int, got {max_count!r}")
+    stride = max(1, math.ceil(n / max_count))
+    return np.arange(0, n, stride)

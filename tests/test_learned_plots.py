@@ -7,7 +7,6 @@ import pytest
 import torch
 from posenc.learned import INIT_STRATEGIES, initial_table
 from posenc.learned_plots import (
-    even_indices,
     gradient_rows_figure,
     init_histograms_figure,
     init_similarity_figure,
@@ -16,15 +15,25 @@ from posenc.learned_plots import (
     row_gradient_norms,
     train_with_short_inputs,
 )
+from posenc.plots import thin_indices
 
 
-def test_even_indices() -> None:
-    assert even_indices(5, 10).tolist() == [0, 1, 2, 3, 4]
-    picked = even_indices(512, 40)
-    assert len(picked) <= 40 and picked[0] == 0 and picked[-1] == 511
-    assert np.all(np.diff(picked) > 0)
+def test_thin_indices_takes_equal_steps() -> None:
+    assert thin_indices(5, 10).tolist() == [0, 1, 2, 3, 4]
+    picked = thin_indices(512, 40)
+    assert len(picked) <= 40 and picked[0] == 0
+    assert set(np.diff(picked).tolist()) == {13}  # ceil(512 / 40): one step, so one offset per diagonal
+    assert len(thin_indices(512, 39)) <= 39
     with pytest.raises(ValueError, match="max_count"):
-        even_indices(5, 0)
+        thin_indices(5, 0)
+    with pytest.raises(ValueError, match="n must be"):
+        thin_indices(-1, 5)
+
+
+def test_explorer_keeps_sine_cosine_pairs_together() -> None:
+    frame = learned_explorer().frame(init="sinusoidal", d_model=256, max_len=64)
+    channels = np.asarray(frame.traces[0]["x"])
+    assert len(channels) < 256 and np.all(channels[0::2] % 2 == 0) and np.all(channels[1::2] == channels[0::2] + 1)
 
 
 def test_row_gradient_norms_only_used_rows() -> None:
@@ -52,7 +61,7 @@ def test_figures_have_alt_text_and_axis_titles() -> None:
         assert fig.layout.meta["alt"]
         assert fig.layout.xaxis.title.text
     grid = init_similarity_figure(tables, max_cells=16)
-    assert len(grid.data) == 4 and np.asarray(grid.data[0].z).shape == (16, 16)
+    assert len(grid.data) == 4 and np.asarray(grid.data[0].z).shape == (14, 14)  # every 3rd of 40 positions
 
 
 def test_explorer_frames_and_page_weight() -> None:
