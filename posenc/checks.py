@@ -9,7 +9,15 @@ from typing import Any
 
 import torch
 
-__all__ = ["check_positive_int", "check_nonnegative_int", "check_choice", "check_positive_float", "check_positions"]
+__all__ = [
+    "check_positive_int",
+    "check_nonnegative_int",
+    "check_even_int",
+    "check_choice",
+    "check_positive_float",
+    "check_positions",
+    "check_real_positions",
+]
 
 
 def _is_int(value: Any) -> bool:
@@ -32,6 +40,18 @@ def check_nonnegative_int(name: str, value: Any) -> int:
     if value < 0:
         raise ValueError(f"{name} must be a non-negative integer (>= 0), got {value}")
     return int(value)
+
+
+def check_even_int(name: str, value: Any, *, why: str) -> int:
+    """Return ``value`` as ``int`` if it is a positive even integer, else raise naming it and saying ``why``.
+
+    Args:
+        why: the reason evenness is needed, e.g. ``"RoPE rotates pairs of coordinates"``.
+    """
+    value = check_positive_int(name, value)
+    if value % 2:
+        raise ValueError(f"{name} must be even ({why}), got {value}")
+    return value
 
 
 def check_positive_float(name: str, value: Any) -> float:
@@ -70,4 +90,24 @@ def check_positions(name: str, positions: Any, *, upper: int | None = None) -> t
         raise ValueError(f"{name} must be >= 0, got a minimum of {int(tensor.min())}")
     if upper is not None and tensor.numel() and int(tensor.max()) >= upper:
         raise ValueError(f"{name} must be < {upper}, got a maximum of {int(tensor.max())}")
+    return tensor
+
+
+def check_real_positions(name: str, positions: Any) -> torch.Tensor:
+    """Validate integer *or fractional* positions (e.g. after position interpolation).
+
+    Negative, NaN or infinite positions are rejected: they are almost always a bug.
+
+    Returns:
+        ``torch.float64`` tensor with the same shape as ``positions``.
+    """
+    tensor = torch.as_tensor(positions)
+    if tensor.dtype == torch.bool or tensor.is_complex():
+        raise TypeError(f"{name} must hold real numbers (integer or fractional positions), got dtype {tensor.dtype}")
+    tensor = tensor.to(torch.float64)
+    if tensor.numel():
+        if not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"{name} must be finite, got {tensor[~torch.isfinite(tensor)][0].item()}")
+        if float(tensor.min()) < 0:
+            raise ValueError(f"{name} must be >= 0, got a minimum of {float(tensor.min())}")
     return tensor

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from posenc.checks import check_choice, check_positive_float, check_positive_int
+from posenc.checks import check_choice, check_even_int, check_positive_float, check_positive_int, check_real_positions
 from posenc.schemes import PositionScheme
 
 __all__ = [
@@ -44,33 +44,9 @@ __all__ = [
 #: the RoFormer paper; ``"half"``: ``(x[i], x[i + d/2])``, as in GPT-NeoX and Hugging Face
 #: LLaMA code. The same rotations on a fixed permutation of the channels.
 ROPE_LAYOUTS: tuple[str, ...] = ("interleaved", "half")
+_PAIRS = "RoPE rotates pairs of coordinates"
 
 
-def _check_even_width(name: str, value: Any) -> int:
-    value = check_positive_int(name, value)
-    if value % 2:
-        raise ValueError(f"{name} must be even (RoPE rotates pairs of coordinates), got {value}")
-    return value
-
-
-def _as_positions(name: str, positions: Any) -> torch.Tensor:
-    """Positions as a float64 tensor: integers or (for position interpolation) fractions.
-
-    Negative, NaN or infinite positions are rejected: they are almost always a bug.
-    """
-    tensor = torch.as_tensor(positions)
-    if tensor.dtype == torch.bool or tensor.is_complex():
-        raise TypeError(f"{name} must hold real numbers (integer or fractional positions), got dtype {tensor.dtype}")
-    tensor = tensor.to(torch.float64)
-    if tensor.numel():
-        if not bool(torch.isfinite(tensor).all()):
-            raise ValueError(f"{name} must be finite, got {tensor[~torch.isfinite(tensor)][0].item()}")
-        if float(tensor.min()) < 0:
-            raise ValueError(f"{name} must be >= 0, got a minimum of {float(tensor.min())}")
-    return tensor
-
-
-# -- RoPE --------------------------------------------------------------------------------
 def rope_inverse_frequencies(d_head: int, *, base: float = 10000.0) -> torch.Tensor:
     """The rotation speed of each coordinate pair: ``theta_i = base ** (-2 i / d_head)``.
 
@@ -81,7 +57,7 @@ def rope_inverse_frequencies(d_head: int, *, base: float = 10000.0) -> torch.Ten
     Returns:
         float64 tensor of shape ``(d_head // 2,)``, from ``1`` down to ``base ** (-(d_head - 2) / d_head)``.
     """
-    d_head = _check_even_width("d_head", d_head)
+    d_head = check_even_int("d_head", d_head, why=_PAIRS)
     base = check_positive_float("base", base)
     if base <= 1.0:
         raise ValueError(f"base must be > 1 so that the frequencies decrease, got {base}")
@@ -101,7 +77,7 @@ def rope_angles(positions: Any, d_head: int, *, base: float = 10000.0) -> torch.
     Returns:
         float64 tensor of shape ``(*P, d_head // 2)``.
     """
-    pos = _as_positions("positions", positions)
+    pos = check_real_positions("positions", positions)
     return pos.unsqueeze(-1) * rope_inverse_frequencies(d_head, base=base).to(pos.device)
 
 
@@ -132,10 +108,10 @@ def apply_rope(
         raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
     seq_len, d_head = x.shape[-2], x.shape[-1]
-    _check_even_width("d_head (the last dimension of x)", d_head)
+    check_even_int("d_head (the last dimension of x)", d_head, why=_PAIRS)
     if positions is None:
         positions = torch.arange(seq_len)
-    pos = _as_positions("positions", positions)
+    pos = check_real_positions("positions", positions)
     if pos.ndim == 2 and x.ndim == 4 and pos.shape == (x.shape[0], seq_len):
         pos = pos.unsqueeze(1)  # one set of positions per batch row, shared by the heads
     elif pos.shape != (seq_len,):
@@ -171,7 +147,7 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, d_head: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
         super().__init__()
-        self.d_head = _check_even_width("d_head", d_head)
+        self.d_head = check_even_int("d_head", d_head, why=_PAIRS)
         self.base = check_positive_float("base", base)
         rope_inverse_frequencies(self.d_head, base=self.base)  # validates base > 1 now, not at first use
         self.layout = check_choice("layout", layout, ROPE_LAYOUTS)
@@ -250,7 +226,7 @@ def alibi_bias(n_heads: int, positions: Any, *, slopes: torch.Tensor | None = No
     n_heads = check_positive_int("n_heads", n_heads)
     if isinstance(positions, int) and not isinstance(positions, bool):
         positions = torch.arange(check_positive_int("positions (as a length)", positions))
-    pos = _as_positions("positions", positions)
+    pos = check_real_positions("positions", positions)
     if pos.ndim not in (1, 2):
         raise ValueError(f"positions must have shape (seq_len,) or (batch, seq_len), got {tuple(pos.shape)}")
     if slopes is None:

@@ -47,6 +47,7 @@ from torch import nn
 
 from posenc.checks import (
     check_choice,
+    check_even_int,
     check_nonnegative_int,
     check_positions,
     check_positive_float,
@@ -85,14 +86,14 @@ _FLOAT_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 # --------------------------------------------------------------------------- checks
 def _check_width(d_model: Any, odd: str) -> int:
     """Validate ``d_model`` and the odd-width rule; returns ``d_model`` as int."""
-    d_model = check_positive_int("d_model", d_model)
     check_choice("odd", odd, ODD_RULES)
-    if d_model % 2 and odd == "error":
-        raise ValueError(
-            f"d_model must be even for the sinusoidal encoding (channels come in sin/cos pairs), got {d_model}; "
-            "pass odd='pad' to append one all-zero channel as tensor2tensor and fairseq do"
-        )
-    return d_model
+    if odd == "pad":
+        return check_positive_int("d_model", d_model)
+    return check_even_int(
+        "d_model", d_model,
+        why="channels come in sin/cos pairs; pass odd='pad' to append one all-zero channel as tensor2tensor "
+        "and fairseq do",
+    )
 
 
 def _check_dtype(dtype: Any) -> torch.dtype:
