@@ -11,7 +11,9 @@ Prints:
 2. each notebook's Run-All time in a fresh kernel (nbclient), in table-of-contents order;
 3. explorer update latency (median, p95) at d_model = 512, length = 512: the live-kernel
    callback (recompute the frame + apply it to the FigureWidget) of chapter 2's table explorer;
-4. sinusoidal table precision and time ratio against the seeds' float32 recipe (from
+   and chapter 5's analysis explorer (four 512 x 384 tables, every analysis, several windows),
+   the latency the unit tests no longer assert (a wall-clock limit under ``pytest -n`` is flaky);
+4. sinusoidal table precision and time ratio against the source texts' float32 recipe (from
    ``benchmarks/sinusoidal_bench.py``);
 5. per-page weight of the built site: HTML bytes, the explorer JSON and figure JSON inside
    it, and the JavaScript the page loads.
@@ -173,9 +175,72 @@ def bench_explorer(runs: int) -> None:
     print(f"recompute + apply widget: median {1e3 * statistics.median(total):6.1f} ms   p95 {1e3 * percentile(total, 95):6.1f} ms")
 
 
+#: Targets of one explorer update: the frame's recompute (the limit the unit test used to
+#: assert) and the whole live-kernel callback (STACK notes: "well under 100 ms").
+FRAME_TARGET_MS = 50.0
+CALLBACK_TARGET_MS = 100.0
+
+
+def _analysis_explorer() -> tuple[Any, dict[str, Any], str]:
+    """Chapter 5's analysis explorer over 512 x 384 tables like the chapter's (the chapter's own
+    trained table needs a training run: a random walk stands in for it)."""
+    import numpy as np
+
+    from posenc.analysis import analyze_table
+    from posenc.analysis_plots import analysis_explorer
+    from posenc.pretrained import load_minilm_position_table
+    from posenc.sinusoidal import sinusoidal_table
+
+    rng = np.random.default_rng(0)
+    tables = {
+        "random init": rng.normal(0.0, 0.02, size=(512, 384)).astype(np.float32),
+        "random walk": np.cumsum(rng.standard_normal((512, 384)), axis=0).astype(np.float32),
+        "MiniLM": np.asarray(load_minilm_position_table().weight),
+        "sinusoidal": sinusoidal_table(512, 384).numpy(),
+    }
+    analyses = {name: analyze_table(table) for name, table in tables.items()}
+    return analysis_explorer(analyses, windows=(64, 512)), analyses, "posenc.analysis_plots.analysis_explorer (chapter 5)"
+
+
+def bench_analysis_explorer(runs: int) -> None:
+    import plotly.graph_objects as go
+
+    from posenc.analysis_plots import ANALYSES
+
+    heading("3b. Analysis explorer update latency, 512 x 384 tables (live-kernel callback)")
+    explorer, analyses, source = _analysis_explorer()
+    widget = explorer.widget()
+    figure = next(child for child in widget.children if isinstance(child, go.FigureWidget))
+    windows = (64, 256, 512)
+    settings = [dict(table=t, analysis=a, positions=w) for t in analyses for a in ANALYSES for w in windows]
+    rounds = max(1, runs // 10)
+    compute, total, slowest = [], [], (0.0, "")
+    for _ in range(rounds):
+        for values in settings:
+            start = time.perf_counter()
+            frame = explorer.frame(**values)
+            middle = time.perf_counter()
+            explorer.apply(frame, figure)
+            end = time.perf_counter()
+            compute.append(middle - start)
+            total.append(end - start)
+            if middle - start > slowest[0]:
+                slowest = (middle - start, ", ".join(f"{k}={v}" for k, v in values.items()))
+    print(f"explorer: {source}; {len(settings)} settings "
+          f"({len(analyses)} tables x {len(ANALYSES)} analyses x windows {windows}), {rounds} round(s)")
+    print(f"recompute frame:          median {1e3 * statistics.median(compute):6.1f} ms   p95 {1e3 * percentile(compute, 95):6.1f} ms"
+          f"   max {1e3 * max(compute):6.1f} ms")
+    print(f"recompute + apply widget: median {1e3 * statistics.median(total):6.1f} ms   p95 {1e3 * percentile(total, 95):6.1f} ms"
+          f"   max {1e3 * max(total):6.1f} ms")
+    print(f"slowest frame: {1e3 * slowest[0]:.1f} ms ({slowest[1]})")
+    met = (percentile(compute, 95) * 1e3 <= FRAME_TARGET_MS, percentile(total, 95) * 1e3 <= CALLBACK_TARGET_MS)
+    print(f"targets (p95: recompute <= {FRAME_TARGET_MS:.0f} ms, recompute + apply <= {CALLBACK_TARGET_MS:.0f} ms): "
+          + ("met" if all(met) else "MISSED"))
+
+
 # -- 4. sinusoidal table -----------------------------------------------------------------------
 def bench_sinusoidal(runs: int) -> None:
-    heading("4. Sinusoidal table: precision and speed vs the seeds' float32 recipe")
+    heading("4. Sinusoidal table: precision and speed vs the source texts' float32 recipe")
     import sinusoidal_bench  # benchmarks/sinusoidal_bench.py
 
     code = sinusoidal_bench.main(["--runs", str(runs)])
@@ -247,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_notebooks:
             bench_notebooks()
         bench_explorer(args.runs)
+        bench_analysis_explorer(args.runs)
         bench_sinusoidal(args.sinusoidal_runs)
         if (pages_root / "index.html").is_file():
             bench_pages(pages_root)

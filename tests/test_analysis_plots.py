@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 import torch
@@ -107,9 +105,8 @@ def test_explorer_every_frame_and_visibility(analyses: dict) -> None:
     for table in analyses:
         for analysis in ANALYSES:
             for window in (32, 160):
-                start = time.perf_counter()
+                # How fast a frame is computed is measured by benchmarks/run_all.py, not asserted here.
                 frame = explorer.frame(table=table, analysis=analysis, positions=window)
-                assert time.perf_counter() - start < 0.05
                 visible = [frame.traces[i]["visible"] for i in range(n_traces)]
                 assert visible.count(True) >= 1
                 assert visible[0] == (analysis == "similarity")
