@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from posenc.book.factcheck import VERDICTS, Claim, claims_table, count_verdicts, counts_by_seed, summary_table
+from posenc.book.factcheck import VERDICTS, Claim, claims_table, count_verdicts, counts_by_source, summary_table
 
 
-def make(id: str, seed: str = "000", verdict: str = "confirmed", evidence: str = "see {doc}`02_sinusoidal`") -> Claim:
-    return Claim(id=id, seed=seed, claim=f"claim {id}", verdict=verdict, evidence=evidence)
+def make(id: str, source: str = "000", verdict: str = "confirmed", evidence: str = "see {doc}`02_sinusoidal`") -> Claim:
+    return Claim(id=id, source=source, claim=f"claim {id}", verdict=verdict, evidence=evidence)
 
 
 CLAIMS = [
     make("000-1"),
     make("000-2", verdict="cited", evidence="{cite:p}`vaswani2017attention`"),
-    make("001-1", seed="001", verdict="corrected", evidence="wrong; right: {cite:t}`press2022train`"),
-    make("001-2", seed="001", verdict="corrected", evidence="computed in {ref}`fc-check-params`"),
-    make("001-3", seed="001"),
+    make("001-1", source="001", verdict="corrected", evidence="wrong; right: {cite:t}`press2022train`"),
+    make("001-2", source="001", verdict="corrected", evidence="computed in {ref}`fc-check-params`"),
+    make("001-3", source="001"),
 ]
 
 
@@ -25,8 +25,8 @@ def test_count_verdicts_counts_each_verdict() -> None:
     assert count_verdicts([]) == {verdict: 0 for verdict in VERDICTS}
 
 
-def test_counts_by_seed() -> None:
-    assert counts_by_seed(CLAIMS) == {
+def test_counts_by_source() -> None:
+    assert counts_by_source(CLAIMS) == {
         "000": {"confirmed": 1, "corrected": 0, "cited": 1},
         "001": {"confirmed": 1, "corrected": 2, "cited": 0},
     }
@@ -54,24 +54,24 @@ def test_evidence_must_fit_the_verdict(verdict: str, evidence: str, message: str
 
 def test_fields_must_be_single_nonempty_lines() -> None:
     with pytest.raises(ValueError, match="claim of claim 'x' must be a non-empty string"):
-        Claim(id="x", seed="000", claim=" ", verdict="confirmed", evidence="{doc}`a`")
+        Claim(id="x", source="000", claim=" ", verdict="confirmed", evidence="{doc}`a`")
     with pytest.raises(ValueError, match="must be one line"):
-        Claim(id="x", seed="000", claim="two\nlines", verdict="confirmed", evidence="{doc}`a`")
+        Claim(id="x", source="000", claim="two\nlines", verdict="confirmed", evidence="{doc}`a`")
 
 
 def test_claims_table_rows_and_escaping() -> None:
-    claim = Claim(id="002-9", seed="002", claim="a | b", verdict="cited", evidence="{cite:p}`x`")
-    table = claims_table([claim, make("000-1")], seed="002").splitlines()
+    claim = Claim(id="002-9", source="002", claim="a | b", verdict="cited", evidence="{cite:p}`x`")
+    table = claims_table([claim, make("000-1")], source="002").splitlines()
     assert table[0] == "| Claim | Verdict | Evidence |"
     assert table[2] == "| **002-9** a \\| b | **cited** | {cite:p}`x` |"
-    assert len(table) == 3  # header, rule, one row: the other seed is left out
-    with pytest.raises(ValueError, match="no claims to tabulate for seed '009'"):
-        claims_table(CLAIMS, seed="009")
+    assert len(table) == 3  # header, rule, one row: the other source text is left out
+    with pytest.raises(ValueError, match="no claims to tabulate for source text '009'"):
+        claims_table(CLAIMS, source="009")
 
 
 def test_summary_table_totals() -> None:
-    lines = summary_table(CLAIMS, seed_names={"000": "Seed 000"}).splitlines()
+    lines = summary_table(CLAIMS, source_names={"000": "Source text 000"}).splitlines()
     assert lines[0] == "| Source | confirmed | corrected | cited | all |"
-    assert lines[2] == "| Seed 000 | 1 | 0 | 1 | 2 |"
+    assert lines[2] == "| Source text 000 | 1 | 0 | 1 | 2 |"
     assert lines[3] == "| 001 | 1 | 2 | 0 | 3 |"
     assert lines[4] == "| **all sources** | **2** | **2** | **1** | **5** |"

@@ -1,7 +1,7 @@
-"""Records for the book's fact check of its source material (Appendix B).
+"""Records for the book's fact check of its source texts (Appendix B).
 
 Each :class:`Claim` is one quantitative or attributive statement from one of the four
-source documents, with a verdict from :data:`VERDICTS` and the evidence in MyST markdown:
+source texts, with a verdict from :data:`VERDICTS` and the evidence in MyST markdown:
 
 * ``"confirmed"``: this book's code shows it; the evidence links to the cell
   (``{ref}`` or ``{doc}``);
@@ -9,7 +9,7 @@ source documents, with a verdict from :data:`VERDICTS` and the evidence in MyST 
   gives its source (a citation or a link to the cell that computes it);
 * ``"cited"``: a published result that code cannot reproduce; the evidence cites it.
 
-:func:`count_verdicts` and :func:`counts_by_seed` count them, :func:`claims_table` and
+:func:`count_verdicts` and :func:`counts_by_source` count them, :func:`claims_table` and
 :func:`summary_table` render MyST tables (for ``{glue:md}`` with ``:format: myst``).
 Nothing is counted by hand: the page's summary comes from these functions.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from posenc.checks import check_choice
 
-__all__ = ["VERDICTS", "Claim", "count_verdicts", "counts_by_seed", "claims_table", "summary_table"]
+__all__ = ["VERDICTS", "Claim", "count_verdicts", "counts_by_source", "claims_table", "summary_table"]
 
 #: The three verdicts, in the order the page lists them.
 VERDICTS: tuple[str, ...] = ("confirmed", "corrected", "cited")
@@ -33,11 +33,11 @@ _CITE = re.compile(r"\{cite(?::[a-z]+)?\}`[^`]+`")
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of a source document and its verdict.
+    """One claim of a source text and its verdict.
 
     Attributes:
-        id: short unique id, e.g. ``"002-21"`` (seed number, running number).
-        seed: the source document, e.g. ``"002"``.
+        id: short unique id, e.g. ``"002-21"`` (source text number, running number).
+        source: the source text, e.g. ``"002"``.
         claim: the claim, quoted briefly or paraphrased (one line of MyST markdown).
         verdict: one of :data:`VERDICTS`.
         evidence: MyST markdown: why, and where (links and citations).
@@ -49,13 +49,13 @@ class Claim:
     """
 
     id: str
-    seed: str
+    source: str
     claim: str
     verdict: str
     evidence: str
 
     def __post_init__(self) -> None:
-        for name in ("id", "seed", "claim", "evidence"):
+        for name in ("id", "source", "claim", "evidence"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"{name} of claim {self.id!r} must be a non-empty string, got {value!r}")
@@ -88,11 +88,12 @@ def count_verdicts(claims: Iterable[Claim]) -> dict[str, int]:
     return {verdict: sum(c.verdict == verdict for c in claims) for verdict in VERDICTS}
 
 
-def counts_by_seed(claims: Iterable[Claim]) -> dict[str, dict[str, int]]:
-    """``{seed: {verdict: count}}``, seeds in sorted order."""
+def counts_by_source(claims: Iterable[Claim]) -> dict[str, dict[str, int]]:
+    """``{source: {verdict: count}}``, source texts in sorted order."""
     claims = list(claims)
     _check_unique(claims)
-    return {seed: count_verdicts(c for c in claims if c.seed == seed) for seed in sorted({c.seed for c in claims})}
+    return {source: count_verdicts(c for c in claims if c.source == source)
+            for source in sorted({c.source for c in claims})}
 
 
 def _cell(text: str) -> str:
@@ -100,24 +101,24 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def claims_table(claims: Iterable[Claim], *, seed: str | None = None) -> str:
-    """A MyST table with columns claim (led by its id), verdict, evidence (only ``seed``'s claims if given)."""
-    rows = [c for c in claims if seed is None or c.seed == seed]
+def claims_table(claims: Iterable[Claim], *, source: str | None = None) -> str:
+    """A MyST table with columns claim (led by its id), verdict, evidence (only ``source``'s claims if given)."""
+    rows = [c for c in claims if source is None or c.source == source]
     if not rows:
-        raise ValueError(f"no claims to tabulate for seed {seed!r}")
+        raise ValueError(f"no claims to tabulate for source text {source!r}")
     lines = ["| Claim | Verdict | Evidence |", "|---|---|---|"]
     lines += [f"| **{c.id}** {_cell(c.claim)} | **{c.verdict}** | {_cell(c.evidence)} |" for c in rows]
     return "\n".join(lines)
 
 
-def summary_table(claims: Iterable[Claim], *, seed_names: dict[str, str] | None = None) -> str:
-    """A MyST table of verdict counts: one row per seed and a total row."""
+def summary_table(claims: Iterable[Claim], *, source_names: dict[str, str] | None = None) -> str:
+    """A MyST table of verdict counts: one row per source text and a total row."""
     claims = list(claims)
-    names = seed_names or {}
+    names = source_names or {}
     header = "| Source | " + " | ".join(VERDICTS) + " | all |"
     lines = [header, "|---|" + "---:|" * (len(VERDICTS) + 1)]
-    for seed, counts in counts_by_seed(claims).items():
-        label = _cell(names.get(seed, seed))
+    for source, counts in counts_by_source(claims).items():
+        label = _cell(names.get(source, source))
         lines.append(f"| {label} | " + " | ".join(str(counts[v]) for v in VERDICTS) + f" | {sum(counts.values())} |")
     total = count_verdicts(claims)
     lines.append("| **all sources** | " + " | ".join(f"**{total[v]}**" for v in VERDICTS) + f" | **{len(claims)}** |")

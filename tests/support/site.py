@@ -42,7 +42,7 @@ ARTIFACTS = ROOT / "tests" / "artifacts"
 AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 #: Pages every Sphinx site has besides the table of contents.
 EXTRA_PAGES = ("index.html", "search.html", "genindex.html")
-#: Chromium flags known to work on these machines (see STACK.md); headless is Playwright's.
+#: Chromium flags known to work on these machines; headless is Playwright's.
 CHROMIUM_FLAGS = (
     "--no-sandbox",
     "--disable-gpu",
