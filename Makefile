@@ -1,16 +1,20 @@
 # The two commands of the README:
 #   make book   set up .venv and build the HTML site into _build/html
-#   make test   set up .venv (and, as root, Chromium) and run every test
+#   make test   set up .venv (and, as root, Chromium), type-check posenc, build the site and
+#               run every test
+# Everything test needs is a pinned Python package (requirements.txt), make, and Debian's
+# chromium; no npm. pytest's exit status reaches make untouched: a failure, or a run that
+# collected no test at all (pytest exits 5), fails the target.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-NPM_STAMP := node_modules/.installed
 JB_FLAGS := -W -n --keep-going
-PYTEST_FLAGS ?= -n 2 --dist loadfile
+# One worker per core of the machine; each test file stays on one worker (module fixtures).
+PYTEST_FLAGS ?= -n auto --dist loadfile
 
-.PHONY: setup book rebuild test unit notebooks browser browser-deps bench clean pages
+.PHONY: setup book test unit typecheck notebooks browser browser-deps bench clean pages
 
 setup: $(STAMP)
 
@@ -19,11 +23,6 @@ $(STAMP): requirements.txt pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
-	touch $@
-
-# axe-core for the accessibility checks, pinned in package-lock.json.
-$(NPM_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # The execution cache keys on notebook contents only: when posenc changes, notebooks must
@@ -41,24 +40,33 @@ pages: setup
 	$(BIN)/python tools/partial_build.py --out "$(OUT)" $(PAGES)
 
 # Chromium for the browser checks: installed from Debian when we can (root with apt).
-browser-deps: $(NPM_STAMP)
+# (axe-core comes from the pinned PyPI package axe-playwright-python, installed by setup.)
+browser-deps:
 	@if command -v chromium >/dev/null 2>&1; then echo "chromium: $$(command -v chromium)"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || echo "could not install chromium: browser checks will be skipped"; \
 	else echo "chromium not found and not root: browser checks will be skipped (install Debian's chromium to run them)"; fi
 
-test: setup browser-deps book
+# Static type check of the package (settings in pyproject.toml, [tool.mypy]).
+typecheck: setup
+	$(BIN)/python -m mypy posenc
+
+# Type check first, then build, then every test: tests marked `site` read the build and fail
+# (not skip) without it; only a missing Chromium skips the browser checks, with the reason.
+test: setup typecheck browser-deps book
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax
 
+# Unit tests without a build: leaves out the tests that need Chromium or the built site.
 unit: setup
-	$(BIN)/python -m pytest tests -m "not browser"
+	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m "not browser and not site"
 
 notebooks: setup
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax book
 
-browser: setup browser-deps
-	$(BIN)/python -m pytest tests -m browser
+# The checks of the built site only (static and in Chromium); builds it first.
+browser: setup browser-deps book
+	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m "browser or site"
 
 bench: setup
 	$(BIN)/python benchmarks/run_all.py

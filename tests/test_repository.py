@@ -86,3 +86,20 @@ def test_requirements_pin_every_dependency_exactly() -> None:
     unpinned = [line for line in lines if line != "-e ." and "==" not in line]
     assert not unpinned, f"requirements.txt entries without an exact pin: {unpinned}"
     assert "torch==2.13.0" in lines
+
+
+def test_copyright_year_matches_the_licence() -> None:
+    """The footer's year (``copyright`` in _config.yml) is the year of LICENSE (no build needed)."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    licence_year = re.search(r"Copyright \(c\) (\d{4})", (ROOT / "LICENSE").read_text())
+    assert licence_year, "LICENSE has no 'Copyright (c) YYYY' line"
+    assert str(config["copyright"]) == licence_year.group(1)
+
+
+def test_no_npm() -> None:
+    """`make test` needs Python, make and Chromium only: axe-core comes from a PyPI package."""
+    leftovers = [name for name in ("package.json", "package-lock.json", "node_modules") if (ROOT / name).exists()]
+    assert not leftovers, f"npm files are back: {leftovers}"
+    commands = [line for line in (ROOT / "Makefile").read_text().splitlines() if not line.lstrip().startswith("#")]
+    npm = [line for line in commands if re.search(r"\bnpm\b|\bnpx\b|node_modules", line)]
+    assert not npm, f"the Makefile still uses npm: {npm}"

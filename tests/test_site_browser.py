@@ -4,8 +4,9 @@ request to another address blocked and recorded.
 
 Each page is loaded and checked once (``support.site.check_page``); the tests below read
 that report, so a failure names its page and its check. Screenshots of failing pages go to
-``tests/artifacts/``. Skipped, with the reason, when Chromium, axe-core (``make
-browser-deps``) or the built site (``make book``) is missing; ``make test`` provides all three.
+``tests/artifacts/``. Skipped, with the reason, only when Chromium is missing (``make
+browser-deps`` installs it as root). A missing built site (``make book``; ``make test`` builds it
+first) or a missing pinned package (playwright, axe-playwright-python: ``make setup``) fails.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ import pytest
 from support.site import (
     SiteChecker,
     describe,
-    missing_browser_requirements,
+    missing_chromium,
+    missing_python_tools,
+    require_page,
+    require_site,
     site_checker,
-    site_dir,
-    site_is_partial,
     toc_pages,
 )
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.site]
 
 PAGES = toc_pages()
 CHAPTER_1 = "book/01_why_order_matters.html"
@@ -31,20 +33,21 @@ CHAPTER_1 = "book/01_why_order_matters.html"
 
 @pytest.fixture(scope="module")
 def checker() -> Iterator[SiteChecker]:
-    reason = missing_browser_requirements()
+    root = require_site()
+    broken = missing_python_tools()
+    if broken:
+        pytest.fail(broken, pytrace=False)
+    reason = missing_chromium()
     if reason:
         pytest.skip(reason)
-    with site_checker(site_dir()) as checker:
+    with site_checker(root) as checker:
         yield checker
 
 
 @pytest.fixture(params=PAGES)
 def page(request: pytest.FixtureRequest) -> str:
     path: str = request.param
-    if not (site_dir() / path).is_file():
-        if site_is_partial():
-            pytest.skip(f"{path} is not part of the partial build at {site_dir()}")
-        pytest.fail(f"{path} is listed in _toc.yml but was not built into {site_dir()}")
+    require_page(path)
     return path
 
 
@@ -73,8 +76,7 @@ def test_page(checker: SiteChecker, page: str, check: str) -> None:
 
 def test_chapter_1_shows_math_figures_and_a_working_explorer(checker: SiteChecker) -> None:
     """Guards against the checks above passing vacuously (e.g. if a class name changed)."""
-    if not (site_dir() / CHAPTER_1).is_file():
-        pytest.skip(f"{CHAPTER_1} is not in the site at {site_dir()}")
+    require_page(CHAPTER_1)
     report = checker.report(CHAPTER_1)
     assert report.math.get("typeset", 0) >= 5, f"expected typeset maths on chapter 1, got {report.math}"
     assert report.figures and all(fig["ok"] for fig in report.figures), report.figures

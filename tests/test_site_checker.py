@@ -5,18 +5,23 @@ page and report each defect, so a green site gate means something."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.site import (
-    AXE_JS,
+    AXE_PACKAGE,
     PageReport,
     SiteChecker,
     artifact_name,
+    axe_js_path,
+    axe_source,
+    axe_version,
     check_links,
-    missing_browser_requirements,
+    missing_chromium,
+    missing_python_tools,
     site_checker,
 )
 
@@ -130,7 +135,10 @@ def fixture_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def checker(fixture_site: Path) -> Iterator[SiteChecker]:
-    reason = missing_browser_requirements(need_site=False)
+    broken = missing_python_tools()
+    if broken:
+        pytest.fail(broken, pytrace=False)
+    reason = missing_chromium()
     if reason:
         pytest.skip(reason)
     with site_checker(fixture_site, artifacts=fixture_site / "artifacts") as checker:
@@ -169,12 +177,27 @@ def test_blocked_requests_never_reach_the_network(checker: SiteChecker) -> None:
     assert any("ERR_BLOCKED_BY_CLIENT" in error for error in report.console_errors), report.console_errors
 
 
-def test_axe_core_is_pinned() -> None:
-    """The accessibility engine comes from package-lock.json (npm ci), never a CDN."""
-    lock = (Path(__file__).resolve().parents[1] / "package-lock.json").read_text()
-    assert '"node_modules/axe-core"' in lock
-    if AXE_JS.is_file():
-        assert AXE_JS.stat().st_size > 100_000
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_axe_core_comes_from_a_pinned_python_package() -> None:
+    """The accessibility engine is ``axe.min.js`` from the wheel of a package pinned exactly in
+    requirements.txt: no npm, no CDN, no vendored copy in the repository."""
+    distribution = AXE_PACKAGE.replace("_", "-")
+    requirements = (ROOT / "requirements.txt").read_text()
+    assert re.search(rf"^{re.escape(distribution)}==\S+", requirements, flags=re.MULTILINE), (
+        f"{distribution} is not pinned exactly in requirements.txt"
+    )
+    path = axe_js_path()
+    assert path is not None, missing_python_tools()
+    assert ".venv" in path.parts or "site-packages" in path.parts, f"axe.min.js should come from the venv, not {path}"
+    source = axe_source()
+    assert len(source) > 100_000 and "runRules" in source, f"{path} does not look like axe-core"
+    version = axe_version(source)
+    assert version is not None, "axe.min.js has no '/*! axe vX.Y.Z' banner"
+    assert f"axe-core {version}" in requirements, (
+        f"requirements.txt should say which axe-core the pinned package ships ({version})"
+    )
 
 
 # -- the link checker (no browser) -----------------------------------------------------

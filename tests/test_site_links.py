@@ -1,29 +1,28 @@
 """Internal links of the built site: every ``href``/``src`` that points inside the site
 resolves to a file and every ``#anchor`` exists in its target page. Static HTML only (no
-browser); skipped when the site has not been built (``make book``)."""
+browser). Marked ``site``: without a built site (``make book``; ``make test`` builds it first)
+these tests fail; ``make unit`` leaves them out."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from support.site import check_links, site_dir, site_is_partial, toc_pages
+from support.site import check_links, require_page, require_site, toc_pages
 
 PAGES = toc_pages()
+
+pytestmark = pytest.mark.site
 
 
 @pytest.fixture(scope="module")
 def root() -> Path:
-    root = site_dir()
-    if not (root / "index.html").is_file():
-        pytest.skip(f"no built site at {root}: run `make book`")
-    return root
+    return require_site()
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_internal_links_resolve(root: Path, page: str) -> None:
-    if site_is_partial() and not (root / page).is_file():
-        pytest.skip(f"{page} is not part of the partial build at {root}")
+    require_page(page)
     problems = check_links(root, page)
     assert not problems, f"{page}: {len(problems)} broken internal link(s):\n" + "\n".join(problems)
 
@@ -42,9 +41,7 @@ def test_pages_outside_the_toc_have_no_broken_links(root: Path) -> None:
 @pytest.mark.parametrize("page", PAGES)
 def test_plotly_js_is_loaded_exactly_where_a_figure_is(root: Path, page: str) -> None:
     """plotly.js is 4.6 MB: pages without a figure must not load it; pages with one must."""
-    if not (root / page).is_file():
-        pytest.skip(f"{page} is not in the site at {root}")
-    html = (root / page).read_text(encoding="utf-8")
+    html = require_page(page).read_text(encoding="utf-8")
     has_figure = 'class="plotly-graph-div"' in html
     loads_plotly = "vendor/plotly.min.js" in html
     assert has_figure == loads_plotly, f"{page}: figure on the page: {has_figure}, loads plotly.js: {loads_plotly}"

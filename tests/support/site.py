@@ -9,6 +9,9 @@
   respond to a click, and serious/critical axe-core violations. Pages with a problem are
   screenshotted into ``tests/artifacts/``.
 
+axe-core is the ``axe.min.js`` shipped inside the PyPI package ``axe-playwright-python``
+(pinned in requirements.txt; only its JavaScript file is used): no npm, no CDN.
+
 From a shell (prints every problem of every page)::
 
     .venv/bin/python tests/support/site.py [--site _build/html] [book/01_why_order_matters.html ...]
@@ -20,6 +23,7 @@ e.g. a partial one made with ``make pages``.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 import re
@@ -39,7 +43,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SITE_ENV = "POSENC_SITE"
 CHROMIUM_ENV = "POSENC_CHROMIUM"
 ARTIFACTS = ROOT / "tests" / "artifacts"
-AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+#: The PyPI package (pinned in requirements.txt) whose wheel ships axe-core's ``axe.min.js``.
+AXE_PACKAGE = "axe_playwright_python"
+AXE_FILE = "axe.min.js"
 #: Pages every Sphinx site has besides the table of contents.
 EXTRA_PAGES = ("index.html", "search.html", "genindex.html")
 #: Chromium flags known to work on these machines; headless is Playwright's.
@@ -87,20 +93,90 @@ def chromium_path() -> str | None:
     return os.environ.get(CHROMIUM_ENV) or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def missing_browser_requirements(*, need_site: bool = True, need_axe: bool = True) -> str | None:
-    """Why the browser checks cannot run here (a message for ``pytest.skip``), or None."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the Python package `playwright` is not installed (run `make setup`)"
+def axe_js_path() -> Path | None:
+    """``axe.min.js`` inside the installed ``axe-playwright-python`` package (found without
+    importing it), or None if the package is not installed."""
+    spec = importlib.util.find_spec(AXE_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / AXE_FILE
+        if path.is_file():
+            return path
+    return None
+
+
+def axe_version(source: str) -> str | None:
+    """The axe-core version from the licence banner of ``axe.min.js`` (``/*! axe v4.12.1``)."""
+    match = re.match(r"/\*!\s*axe v(\d+\.\d+\.\d+)", source)
+    return match.group(1) if match else None
+
+
+def axe_source() -> str:
+    """The text of ``axe.min.js``; raises FileNotFoundError saying how to install it."""
+    path = axe_js_path()
+    if path is None:
+        raise FileNotFoundError(
+            f"axe-core not found: the Python package `{AXE_PACKAGE.replace('_', '-')}` (pinned in "
+            "requirements.txt) is not installed or lacks axe.min.js; run `make setup`"
+        )
+    return path.read_text(encoding="utf-8")
+
+
+def missing_chromium() -> str | None:
+    """Why no browser can be started here (a message for ``pytest.skip``), or None.
+
+    The only requirement of the browser checks that may be missing on purpose: Chromium is a
+    Debian package that ``make test`` installs only as root. Everything else they need is a
+    pinned Python package or the built site, whose absence is an error
+    (:func:`missing_python_tools`, :func:`missing_site`)."""
     if chromium_path() is None:
         return ("Chromium not found: install Debian's `chromium` (`make browser-deps` does it as root), "
                 f"or set {CHROMIUM_ENV} to a Chromium binary")
-    if need_axe and not AXE_JS.is_file():
-        return f"axe-core not found at {AXE_JS.relative_to(ROOT)}: run `make browser-deps` (npm ci)"
-    if need_site and not (site_dir() / "index.html").is_file():
-        return f"no built site at {site_dir()}: run `make book` (or set {SITE_ENV})"
     return None
+
+
+def missing_python_tools() -> str | None:
+    """Why the pinned Python side of the browser checks (playwright, axe-core) is not usable
+    (a message for ``pytest.fail``), or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the Python package `playwright` (pinned in requirements.txt) is not installed: run `make setup`"
+    if axe_js_path() is None:
+        return (f"axe-core not found: the Python package `{AXE_PACKAGE.replace('_', '-')}` (pinned in "
+                "requirements.txt) is not installed or lacks axe.min.js: run `make setup`")
+    return None
+
+
+def missing_site(root: Path | None = None) -> str | None:
+    """Why there is no built site at ``root`` (default :func:`site_dir`), or None."""
+    root = root or site_dir()
+    if not (root / "index.html").is_file() or not (root / "search.html").is_file():
+        return (f"no built site at {root}: run `make book` first (`make test` does), "
+                f"or set {SITE_ENV} to a site built with `make pages`")
+    return None
+
+
+def require_site() -> Path:
+    """The built site folder, for a test; fails the test (never skips it) when there is none."""
+    import pytest
+
+    reason = missing_site()
+    if reason:
+        pytest.fail(reason, pytrace=False)
+    return site_dir()
+
+
+def require_page(page: str) -> Path:
+    """The file of a site-relative ``page``, for a test. A page missing from a partial build
+    (``POSENC_SITE``) skips the test; missing from the full build, it fails it."""
+    import pytest
+
+    path = require_site() / page
+    if not path.is_file():
+        if site_is_partial():
+            pytest.skip(f"{page} is not part of the partial build at {site_dir()}")
+        pytest.fail(f"{page} is listed in _toc.yml but was not built into {site_dir()}", pytrace=False)
+    return path
 
 
 def artifact_name(page: str) -> str:
@@ -214,7 +290,7 @@ def launch_browser() -> Iterator[Any]:
 
     executable = chromium_path()
     if executable is None:
-        raise RuntimeError(missing_browser_requirements(need_site=False, need_axe=False))
+        raise RuntimeError(missing_chromium())
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, headless=True, args=list(CHROMIUM_FLAGS))
         try:
@@ -623,9 +699,9 @@ class SiteChecker:
 @contextmanager
 def site_checker(root: Path, *, axe: bool = True, artifacts: Path | None = ARTIFACTS) -> Iterator[SiteChecker]:
     """Server + browser for ``root``; yields a :class:`SiteChecker`."""
-    axe_source = AXE_JS.read_text(encoding="utf-8") if axe else None
+    source = axe_source() if axe else None
     with serve(root) as base_url, launch_browser() as browser:
-        yield SiteChecker(browser, base_url, axe_source=axe_source, artifacts=artifacts)
+        yield SiteChecker(browser, base_url, axe_source=source, artifacts=artifacts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -639,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     root = (args.site or site_dir()).resolve()
     pages = args.pages or toc_pages()
     failures = 0
-    with site_checker(root, axe=AXE_JS.is_file()) as checker:
+    with site_checker(root) as checker:
         for page in pages:
             links = check_links(root, page)
             report = checker.report(page)
