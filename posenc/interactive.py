@@ -128,7 +128,9 @@ def _to_jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if np.issubdtype(value.dtype, np.floating):
             rounded = np.round(value.astype(np.float64), JSON_DECIMALS)
-            return np.where(np.isfinite(rounded), rounded, None).tolist()
+            cells = rounded.astype(object)
+            cells[~np.isfinite(rounded)] = None  # JSON has no NaN: plotly draws a gap
+            return cells.tolist()
         return value.tolist()
     if isinstance(value, float):
         return round(value, JSON_DECIMALS) if math.isfinite(value) else None

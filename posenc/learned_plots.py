@@ -24,8 +24,11 @@ from posenc.analysis import cosine_similarity_matrix
 from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
 from posenc.interactive import Control, Explorer, Frame
 from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding, initial_table
+from posenc.models import TinyTransformer
 from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, new_figure, thin_indices
+from posenc.schemes import LearnedScheme
 from posenc.sinusoidal_plots import pick_channels
+from posenc.tasks import CopyOffsetTask, token_accuracy
 
 __all__ = [
     "row_gradient_norms",
@@ -99,8 +102,6 @@ def train_with_short_inputs(
     and rows past ``max(lengths)`` never. Plain Adam (no weight decay), so a row that never
     receives a gradient keeps its initial value exactly.
     """
-    from posenc.models import TinyTransformer
-    from posenc.tasks import CopyOffsetTask, token_accuracy
 
     max_len = check_positive_int("max_len", max_len)
     lengths = [check_positive_int("lengths", n) for n in lengths]
@@ -110,7 +111,9 @@ def train_with_short_inputs(
     task = CopyOffsetTask(n_symbols=16, offset=2)
     model = TinyTransformer(task.vocab_size, task.n_outputs, d_model=d_model, n_heads=4, n_layers=1,
                             max_len=max_len, position="learned", position_options={"init": "bert"})
-    weight = model.position.weight
+    scheme = model.position
+    assert isinstance(scheme, LearnedScheme)  # position="learned" above
+    weight = scheme.weight
     initial = weight.detach().clone()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     generator = torch.Generator().manual_seed(seed + 1)

@@ -24,7 +24,8 @@ def parameter_table_html(configs: Iterable[TransformerConfig] | None = None) -> 
                "published"]
     body = []
     for row in parameter_rows(configs):
-        published = "—" if row["published_total"] is None else f"≈ {int(row['published_total']) / 1e6:g}M"
+        total = row["published_total"]
+        published = f"≈ {total / 1e6:g}M" if isinstance(total, int) else "—"
         body.append([
             f"{row['name']} ({row['max_len']:,} × {row['d_model']:,})",
             f"{row['position']:,}", f"{row['token']:,}", f"{row['segment']:,}", f"{row['total']:,}",

@@ -23,7 +23,7 @@ from torch import nn
 from posenc.checks import check_choice, check_positions, check_positive_int
 from posenc.extrapolate import STRATEGIES, lookup
 from posenc.learned import LearnedPositionEmbedding
-from posenc.sinusoidal import SinusoidalPositionalEncoding
+from posenc.sinusoidal import Layout, SinusoidalPositionalEncoding
 
 __all__ = ["PositionScheme", "NoPosition", "SinusoidalScheme", "LearnedScheme", "reject_options"]
 
@@ -93,7 +93,7 @@ class SinusoidalScheme(PositionScheme):
     """
 
     def __init__(
-        self, d_model: int, *, base: float = 10000.0, initial_len: int = 64, layout: str = "interleaved"
+        self, d_model: int, *, base: float = 10000.0, initial_len: int = 64, layout: Layout = "interleaved"
     ) -> None:
         super().__init__()
         self.d_model = check_positive_int("d_model", d_model)

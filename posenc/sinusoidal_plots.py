@@ -23,6 +23,8 @@ from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, heatmap, new_figure
 from posenc.sinusoidal import (
     LAYOUTS,
+    Frequencies,
+    Layout,
     offset_dot_product,
     rotation_matrix,
     sinusoidal_frequencies,
@@ -71,7 +73,7 @@ def pool_rows(values: torch.Tensor, max_rows: int) -> tuple[torch.Tensor, torch.
     return sums / counts[:, None], centres
 
 
-def pick_channels(d_model: int, max_channels: int, *, layout: str = "interleaved") -> torch.Tensor:
+def pick_channels(d_model: int, max_channels: int, *, layout: Layout = "interleaved") -> torch.Tensor:
     """Channel indices to draw: every channel, or both channels of evenly spaced pairs.
 
     Keeps sine and cosine of each chosen frequency together, so a subsampled heatmap
@@ -90,7 +92,7 @@ def pick_channels(d_model: int, max_channels: int, *, layout: str = "interleaved
 
 
 def drawable_table(
-    table: torch.Tensor, *, max_rows: int = 64, max_channels: int = 64, layout: str = "interleaved"
+    table: torch.Tensor, *, max_rows: int = 64, max_channels: int = 64, layout: Layout = "interleaved"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Reduce a ``(seq_len, d_model)`` table to at most ``max_rows x max_channels`` cells.
 
@@ -113,7 +115,7 @@ def table_figure(
     seq_len: int,
     d_model: int,
     *,
-    layout: str = "interleaved",
+    layout: Layout = "interleaved",
     base: float = 10000.0,
     max_rows: int = 64,
     max_channels: int = 64,
@@ -351,8 +353,9 @@ def wavelength_figure(d_model: int = 512, *, base: float = 10000.0) -> go.Figure
         alt=f"Two nearly straight lines on a log scale: wavelength against pair index for d_model {d_model}, "
         "rising from 2 pi; the paper's line ends slightly below 2 pi times 10000, the endpoint variant exactly at it.",
     )
-    for variant, name, color in (("paper", "paper: 2π·base^(2i/d)", OKABE_ITO[0]),
-                                 ("endpoint", "tensor2tensor / fairseq: 2π·base^(i/(d/2−1))", OKABE_ITO[1])):
+    variants: tuple[tuple[Frequencies, str, str], ...] = (("paper", "paper: 2π·base^(2i/d)", OKABE_ITO[0]),
+                                 ("endpoint", "tensor2tensor / fairseq: 2π·base^(i/(d/2−1))", OKABE_ITO[1]))
+    for variant, name, color in variants:
         lengths = sinusoidal_wavelengths(d_model, base=base, frequencies=variant).numpy()
         fig.add_trace(go.Scatter(x=np.arange(len(lengths)), y=lengths, mode="lines", name=name,
                                  line=dict(color=color, width=2)))
@@ -395,7 +398,8 @@ def layouts_figure(seq_len: int = 64, d_model: int = 32) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("interleaved (paper): sin, cos, sin, cos, ...",
                                         "concatenated (tensor2tensor, fairseq): sines | cosines"))
-    for col, layout in ((1, "interleaved"), (2, "concatenated")):
+    layouts: tuple[tuple[int, Layout], ...] = ((1, "interleaved"), (2, "concatenated"))
+    for col, layout in layouts:
         table = sinusoidal_table(seq_len, d_model, layout=layout).numpy()
         fig.add_trace(go.Heatmap(z=table, colorscale=DIVERGING, zmin=-1, zmax=1, showscale=col == 2,
                                  colorbar=dict(title=dict(text="value"))), row=1, col=col)
