@@ -1,6 +1,6 @@
 """Regenerate the extra stored results of chapters 8 (hybrids) and 10 (RoPE, ALiBi).
 
-    OMP_NUM_THREADS=1 .venv/bin/python experiments/relative_hybrid_grid.py
+    python experiments/relative_hybrid_grid.py
 
 Chapters 8 and 10 mostly read the chapter 6 and 7 grids (``experiments/run_grid.py``),
 which already train every registered scheme, hybrids, RoPE and ALiBi included. This
@@ -33,7 +33,8 @@ from pathlib import Path
 
 import torch
 
-from posenc.train import RunResult, TrainConfig, load_results, run_grid, save_results, train
+from posenc.results import RunResult, load_results, save_results, select
+from posenc.train import TrainConfig, run_grid, train
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "book" / "data"
@@ -60,7 +61,7 @@ TABLE_SCHEMES: tuple[tuple[str, dict], ...] = (
 
 def _grids_module():
     """``experiments/run_grid.py``, where the chapter 6 and 7 grids are defined."""
-    spec = importlib.util.spec_from_file_location("run_grid", ROOT / "benchmarks" / "run_grid.py")
+    spec = importlib.util.spec_from_file_location("run_grid", ROOT / "experiments" / "run_grid.py")
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(module)
@@ -101,12 +102,10 @@ def extra_configs() -> list[tuple[TrainConfig, tuple[int, ...]]]:
 def trained_tables(n_positions: int, reference: list[RunResult] | None) -> list[dict]:
     """Seed 0 of each chapter 6 hybrid, trained again, with its position table."""
     ch6, _ = bases()
-    stored = {}
-    for result in reference or []:
-        config = result.config
-        if result.seed == 0 and config.get("n_train_examples") is None and config.get("combine") == "add" \
-                and config.get("token_init_std") == ch6.token_init_std:
-            stored[(config["scheme"], str(sorted(config["position_options"].items())))] = result.metrics["accuracy"]
+    main_cells = select(reference or [], seed=0, n_train_examples=None, combine="add",
+                        token_init_std=ch6.token_init_std)
+    stored = {(r.config["scheme"], str(sorted(r.config["position_options"].items()))): r.metrics["accuracy"]
+              for r in main_cells}
     tables = []
     for scheme, options in TABLE_SCHEMES:
         model, result = train(replace(ch6, scheme=scheme, position_options=options, seed=0))

@@ -1,12 +1,13 @@
 """Regenerate the stored experiment grids of chapters 6 and 7.
 
-    .venv/bin/python experiments/run_grid.py            # both grids (writes book/data/ch6_grid.json, ch7_grid.json)
-    .venv/bin/python experiments/run_grid.py ch7 --jobs 2
+    python experiments/run_grid.py            # both grids (writes book/data/ch6_grid.json, ch7_grid.json)
+    python experiments/run_grid.py ch7 --jobs 2
 
 Every run is seeded and deterministic on CPU (see posenc.train.train), so the files are
-reproducible; ``tests/test_train.py::test_stored_grid_cell_reproduces`` re-runs one cell
-of each and compares. The grids are defined here, in one place; the chapters read the
-configurations back from the files.
+reproducible; ``tests/test_train.py::test_stored_ch6_cell_reproduces`` and
+``tests/test_extrapolate.py::test_stored_ch7_cell_reproduces`` re-run one cell of each
+and compare. The grids are defined here, in one place; the chapters read the
+configurations back from the files (posenc.results.load_results).
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def _run_one(config):  # noqa: ANN001, ANN202 - runs in a worker process
 
 
 def run(name: str, max_seeds: int | None, jobs: int) -> Path:
-    from posenc.train import save_results
+    from posenc.results import save_results
 
     cells = GRIDS[name]()
     configs = [replace(c, seed=s) for c, n in cells for s in range(n if max_seeds is None else min(n, max_seeds))]
@@ -110,7 +111,7 @@ def run(name: str, max_seeds: int | None, jobs: int) -> Path:
     partial = DATA / f"{name}_grid.partial.json"
     done: dict[str, object] = {}
     if partial.exists():  # resume an interrupted run: keep the cells already computed
-        from posenc.train import load_results
+        from posenc.results import load_results
 
         done = {json.dumps(r.config, sort_keys=True): r for r in load_results(partial)[0]}
     todo = [c for c in configs if json.dumps(c.to_dict(), sort_keys=True) not in done]

@@ -19,7 +19,7 @@ from posenc.checks import check_positive_int
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import OKABE_ITO, colour, describe, html_table
 from posenc.relative import alibi_bias, alibi_slopes, apply_rope, rope_inverse_frequencies
-from posenc.train import RunResult, summarize
+from posenc.results import RunResult, summarize
 
 __all__ = [
     "rope_scores",
@@ -192,7 +192,7 @@ def accuracy_by_length_rows(
         by: config fields that identify a scheme (seeds are pooled).
 
     Returns:
-        Rows of :func:`posenc.train.summarize` with an added ``"length"``; a scheme that is not
+        Rows of :func:`posenc.results.summarize` with an added ``"length"``; a scheme that is not
         defined at a length simply has no row there.
     """
     rows: list[dict[str, Any]] = []
@@ -232,7 +232,7 @@ def length_table_html(
 
 def series_from_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list[int], list[float], list[float]]]:
     """Rows of :func:`accuracy_by_length_rows` as ``label -> (lengths, means, stds)``, the input of
-    :func:`posenc.train.errorbar_figure`."""
+    :func:`posenc.results_plots.errorbar_figure`."""
     series: dict[str, tuple[list[int], list[float], list[float]]] = {}
     for row in sorted(rows, key=lambda r: r["length"]):
         lengths, means, stds = series.setdefault(row["label"], ([], [], []))

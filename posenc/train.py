@@ -1,12 +1,15 @@
 """A seeded, deterministic CPU training loop for :class:`posenc.models.TinyTransformer`.
 
 * :class:`TrainConfig` holds everything that defines a run (a plain, JSON-friendly record).
-* :func:`train` trains one model and returns it with a :class:`RunResult`
+* :func:`train` trains one model and returns it with a :class:`posenc.results.RunResult`
   (config, seed, metrics, a short loss history, wall time).
-* :func:`evaluate` measures token accuracy on fresh sequences of any length.
-* :func:`run_grid` runs many configs over several seeds; :func:`summarize` turns the
-  results into mean ± standard deviation rows (plain dicts, no pandas needed).
-* :func:`save_results` / :func:`load_results` store results as JSON.
+* :func:`evaluate` and :func:`position_accuracy` measure token accuracy on fresh sequences
+  of any length; :func:`fine_tune` continues training a model at a new length.
+* :func:`run_grid` runs many configs over several seeds; :func:`reproduce` re-runs a
+  stored run and reports how far its metrics moved.
+
+Reading results back (saving, loading, selecting, mean ± std over seeds) is
+:mod:`posenc.results`; their figures are :mod:`posenc.results_plots`.
 
 Every scheme in a grid gets the same budget: same task, steps, batch size, learning
 rate, model width and depth. Training data is drawn from a generator seeded by the
@@ -16,13 +19,10 @@ scored on the very same test sequences.
 
 from __future__ import annotations
 
-import json
 import math
-import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -33,11 +33,11 @@ from posenc.checks import check_choice, check_nonnegative_int, check_positive_fl
 from posenc.extrapolate import STRATEGIES
 from posenc.models import TinyTransformer
 from posenc.params import module_parameter_count
-from posenc.tasks import IGNORE_INDEX, Task, fixed_dataset, make_generator, make_task, token_accuracy
+from posenc.results import RunResult, scheme_label
+from posenc.tasks import IGNORE_INDEX, Task, fixed_dataset, make_generator, make_task
 
 __all__ = [
     "TrainConfig",
-    "RunResult",
     "build_model",
     "train",
     "fine_tune",
@@ -45,20 +45,6 @@ __all__ = [
     "position_accuracy",
     "reproduce",
     "run_grid",
-    "summarize",
-    "save_results",
-    "load_results",
-    "scheme_label",
-    "select",
-    "curve",
-    "steps_to_reach",
-    "reach_summary",
-    "reach_text",
-    "metric_stats",
-    "accuracy_by_length",
-    "position_curve",
-    "bar_figure",
-    "errorbar_figure",
     "EVAL_SEED",
 ]
 
@@ -168,65 +154,9 @@ class TrainConfig:
         return cls(**data)
 
 
-@dataclass
-class RunResult:
-    """The record of one run.
-
-    Attributes:
-        config: ``TrainConfig.to_dict()`` of the run.
-        seed: the run's seed (also in ``config``).
-        metrics: ``"accuracy"`` (at the training length), ``"accuracy@L"`` per eval
-            length, ``"accuracy@L:strategy"`` per workaround, ``"final_loss"``,
-            ``"n_parameters"``.
-        history: ``[{"step": s, "loss": l}, ...]`` (mean training loss since the last entry;
-            plus ``"accuracy"`` when ``curve_examples > 0``).
-        wall_time_s: training plus evaluation time in seconds.
-        extras: larger per-run data, e.g. per-position accuracies (lists; ``None`` where a
-            position has no label).
-    """
-
-    config: dict[str, Any]
-    seed: int
-    metrics: dict[str, float]
-    history: list[dict[str, float]]
-    wall_time_s: float
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunResult:
-        return cls(
-            config=dict(data["config"]),
-            seed=int(data["seed"]),
-            metrics={k: float(v) for k, v in data["metrics"].items()},
-            history=list(data.get("history", [])),
-            wall_time_s=float(data["wall_time_s"]),
-            extras=dict(data.get("extras", {})),
-        )
-
-    @property
-    def train_config(self) -> TrainConfig:
-        return TrainConfig.from_dict(self.config)
-
-
-def scheme_label(scheme: str, position_options: dict[str, Any] | None = None, combine: str = "add") -> str:
-    """A short human-readable name, e.g. ``"learned (gpt2)"`` or ``"sinusoidal, concat"``."""
-    options = dict(position_options or {})
-    label = scheme
-    if scheme == "learned":
-        label = f"learned ({options.pop('init', 'bert')})"
-    extra = ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if v is not None)
-    if extra:
-        label += f" [{extra}]"
-    if combine != "add":
-        label += f", {combine}"
-    return label
-
-
 def build_model(config: TrainConfig, task: Task | None = None) -> TinyTransformer:
     """The untrained model a config describes (weights drawn from the global torch RNG)."""
+    _check_config(config)
     task = task or make_task(config.task, **config.task_options)
     return TinyTransformer(
         task.vocab_size,
@@ -258,6 +188,8 @@ def _count_correct(
     model: nn.Module, task: Task, seq_len: int, n_examples: int, seed: int, batch_size: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-position counts ``(correct, labelled)``, each ``(seq_len,)`` long."""
+    seq_len = check_positive_int("seq_len", seq_len)
+    seed = check_nonnegative_int("seed", seed)
     n_examples = check_positive_int("n_examples", n_examples)
     batch_size = check_positive_int("batch_size", batch_size)
     generator = make_generator(seed)
@@ -341,8 +273,7 @@ def train(config: TrainConfig, *, progress: bool = False) -> tuple[TinyTransform
     Returns:
         ``(model, result)``; the model is in eval mode.
     """
-    if not isinstance(config, TrainConfig):
-        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    _check_config(config)
     task = make_task(config.task, **config.task_options)
     start = time.perf_counter()
     previous_deterministic = torch.are_deterministic_algorithms_enabled()
@@ -422,7 +353,9 @@ def fine_tune(
     Returns:
         The training loss of every step.
     """
+    seq_len = check_positive_int("seq_len", seq_len)
     steps = check_positive_int("steps", steps)
+    seed = check_nonnegative_int("seed", seed)
     lr = check_positive_float("lr", lr)
     batch_size = check_positive_int("batch_size", batch_size)
     previous_deterministic = torch.are_deterministic_algorithms_enabled()
@@ -484,7 +417,9 @@ def reproduce(stored: RunResult) -> tuple[TinyTransformer, RunResult, float]:
         differ). Zero on the machine that made the file; CPU thread counts can change the
         rounding elsewhere.
     """
-    model, again = train(stored.train_config)
+    if not isinstance(stored, RunResult):
+        raise TypeError(f"stored must be a RunResult (see posenc.results.load_results), got {type(stored).__name__}")
+    model, again = train(TrainConfig.from_dict(stored.config))
     if again.metrics.keys() != stored.metrics.keys():
         return model, again, math.inf
     return model, again, max(abs(again.metrics[k] - v) for k, v in stored.metrics.items())
@@ -509,6 +444,8 @@ def run_grid(
         Results in order: for each config, for each seed.
     """
     configs = list(configs)
+    for config in configs:  # fail before hours of training, not in the middle
+        _check_config(config)
     seeds = [check_nonnegative_int("seeds entry", s) for s in seeds]
     if not seeds:
         raise ValueError("seeds must hold at least one seed")
@@ -527,312 +464,6 @@ def run_grid(
     return results
 
 
-def summarize(
-    results: Sequence[RunResult],
-    *,
-    metric: str = "accuracy",
-    by: Sequence[str] | None = None,
-) -> list[dict[str, Any]]:
-    """Mean and spread of ``metric`` over seeds, one row per group of runs.
-
-    Args:
-        results: runs to summarise.
-        metric: a key of ``RunResult.metrics``; runs without it are skipped.
-        by: config fields that define a group; default: every config field except
-            ``seed`` (so the seeds of one grid cell form a group).
-
-    Returns:
-        Rows in first-seen order: the ``by`` fields (plus ``"label"``), ``"metric"``,
-        ``"n"``, ``"mean"``, ``"std"`` (sample standard deviation over seeds, 0 for one
-        run), ``"min"``, ``"max"``, ``"values"``.
-    """
-    groups: dict[str, dict[str, Any]] = {}
-    for result in results:
-        if metric not in result.metrics:
-            continue
-        keys = [k for k in result.config if k != "seed"] if by is None else list(by)
-        for key in keys:
-            if key not in result.config:
-                raise ValueError(f"by entry {key!r} is not a config field; fields: {sorted(result.config)}")
-        group = {key: result.config[key] for key in keys}
-        token = json.dumps(group, sort_keys=True, default=str)
-        if token not in groups:
-            label = scheme_label(
-                result.config.get("scheme", "?"),
-                result.config.get("position_options"),
-                result.config.get("combine", "add"),
-            )
-            groups[token] = {**group, "label": label, "values": []}
-        groups[token]["values"].append(result.metrics[metric])
-    rows = []
-    for row in groups.values():
-        values = row["values"]
-        rows.append(
-            {
-                **row,
-                "metric": metric,
-                "n": len(values),
-                "mean": statistics.fmean(values),
-                "std": statistics.stdev(values) if len(values) > 1 else 0.0,
-                "min": min(values),
-                "max": max(values),
-            }
-        )
-    return rows
-
-
-def save_results(results: Sequence[RunResult], path: str | Path, *, meta: dict[str, Any] | None = None) -> Path:
-    """Write results (and optional metadata, e.g. the command that made them) as JSON."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"meta": meta or {}, "results": [r.to_dict() for r in results]}
-    path.write_text(json.dumps(payload, indent=1) + "\n")
-    return path
-
-
-def load_results(path: str | Path) -> tuple[list[RunResult], dict[str, Any]]:
-    """Read what :func:`save_results` wrote: ``(results, meta)``."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no results file at {path}; regenerate it with experiments/run_grid.py")
-    payload = json.loads(path.read_text())
-    return [RunResult.from_dict(r) for r in payload["results"]], dict(payload.get("meta", {}))
-
-
-# -- reading results back ---------------------------------------------------------------------
-def select(results: Sequence[RunResult], **where: Any) -> list[RunResult]:
-    """Results whose config has every ``field=value`` in ``where``.
-
-    Example: ``select(results, scheme="learned", combine="concat")``.
-    """
-    chosen = []
-    for result in results:
-        for key, value in where.items():
-            if key not in result.config:
-                raise ValueError(f"{key!r} is not a config field; fields: {sorted(result.config)}")
-        if all(result.config[key] == value for key, value in where.items()):
-            chosen.append(result)
-    return chosen
-
-
-def curve(results: Sequence[RunResult], key: str = "accuracy") -> tuple[list[int], list[float], list[float]]:
-    """Mean and sample standard deviation over runs of ``history[i][key]`` at each logged step.
-
-    All runs must share the same logged steps (runs of one grid cell do).
-
-    Returns:
-        ``(steps, means, stds)``.
-    """
-    if not results:
-        raise ValueError("results is empty")
-    steps = [int(h["step"]) for h in results[0].history]
-    for result in results:
-        if [int(h["step"]) for h in result.history] != steps:
-            raise ValueError("runs log different steps; pass runs of one grid cell")
-        if any(key not in h for h in result.history):
-            raise ValueError(f"history entries lack {key!r} (train with curve_examples > 0 for 'accuracy')")
-    columns = list(zip(*[[float(h[key]) for h in r.history] for r in results], strict=True))
-    means = [statistics.fmean(c) for c in columns]
-    stds = [statistics.stdev(c) if len(c) > 1 else 0.0 for c in columns]
-    return steps, means, stds
-
-
-def steps_to_reach(result: RunResult, threshold: float = 0.9, key: str = "accuracy") -> int | None:
-    """First logged step whose ``history[key]`` is at least ``threshold`` (``None`` if never)."""
-    for entry in result.history:
-        if key not in entry:
-            raise ValueError(f"history entries lack {key!r} (train with curve_examples > 0)")
-        if entry[key] >= threshold:
-            return int(entry["step"])
-    return None
-
-
-# -- figures -----------------------------------------------------------------------------------
-def bar_figure(
-    rows: Sequence[dict[str, Any]],
-    *,
-    title: str,
-    y_title: str,
-    alt: str,
-    caption: str | None = None,
-    y_range: tuple[float, float] | None = (0.0, 1.05),
-    reference: tuple[float, str] | None = None,
-    height: int = 420,
-) -> Any:
-    """Bars of ``mean`` with ``std`` error bars, plus one dot per seed, for :func:`summarize` rows.
-
-    Args:
-        rows: rows with ``"label"``, ``"mean"``, ``"std"``, ``"values"``.
-        reference: optional ``(y, text)`` drawn as a dashed horizontal line (e.g. chance).
-    """
-    import plotly.graph_objects as go
-
-    from posenc.plots import OKABE_ITO, new_figure
-
-    fig = new_figure(title=title, x_title="position scheme", y_title=y_title, alt=alt, caption=caption, height=height)
-    labels = [row["label"] for row in rows]
-    fig.add_trace(go.Bar(
-        x=labels, y=[row["mean"] for row in rows], name="mean over seeds", marker_color=OKABE_ITO[0],
-        error_y=dict(type="data", array=[row["std"] for row in rows], visible=True, color="#333"),
-        hovertemplate="%{x}: mean %{y:.3f}<extra></extra>",
-    ))
-    fig.add_trace(go.Scatter(
-        x=[row["label"] for row in rows for _ in row["values"]], y=[v for row in rows for v in row["values"]],
-        mode="markers", name="one seed", marker=dict(color=OKABE_ITO[1], size=7, line=dict(color="#333", width=1)),
-        hovertemplate="%{x}: %{y:.3f}<extra>one seed</extra>",
-    ))
-    if reference is not None:
-        fig.add_hline(y=reference[0], line_dash="dash", line_color="#555", annotation_text=reference[1],
-                      annotation_position="top right")
-    if y_range is not None:
-        fig.update_yaxes(range=list(y_range))
-    fig.update_layout(legend=dict(orientation="h", y=-0.3), margin=dict(b=140))
-    return fig
-
-
-def errorbar_figure(
-    series: dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
-    *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    alt: str,
-    caption: str | None = None,
-    band: bool = False,
-    log_x: bool = False,
-    y_range: tuple[float, float] | None = (0.0, 1.05),
-    bounds: tuple[float, float] | None = (0.0, 1.0),
-    styles: dict[str, dict[str, Any]] | None = None,
-    legend_below: bool = False,
-    height: int = 440,
-) -> Any:
-    """Lines of means with error bars (or shaded ±std bands), one per series.
-
-    Args:
-        series: label -> ``(xs, means, stds)``.
-        band: draw ±std as a shaded band instead of error bars (for dense x, e.g. steps).
-        bounds: the range the values can take (accuracy: 0 to 1); bands are clipped to it.
-        styles: optional label -> line properties (e.g. ``{"color": ..., "dash": "dot"}``) to
-            group related series; others get the palette in order.
-        legend_below: put the legend under the plot (for many series).
-    """
-    import plotly.graph_objects as go
-
-    from posenc.plots import OKABE_ITO, new_figure
-
-    fig = new_figure(title=title, x_title=x_title, y_title=y_title, alt=alt, caption=caption, height=height)
-    dashes = ("solid", "dash", "dot", "dashdot")
-    # Yellow is too pale for thin lines on white; the other seven Okabe-Ito colours are not.
-    colours = [c for c in OKABE_ITO if c != "#F0E442"]
-    low, high = bounds if bounds is not None else (-math.inf, math.inf)
-    for i, (label, (xs, means, stds)) in enumerate(series.items()):
-        colour = colours[i % len(colours)]
-        line = dict(color=colour, width=2, dash=dashes[(i // len(colours)) % len(dashes)])
-        line.update((styles or {}).get(label, {}))
-        colour = line["color"]
-        if band:
-            # a band past what the values can reach (accuracy above 1) would only mislead
-            upper = [min(m + s, high) for m, s in zip(means, stds, strict=True)]
-            lower = [max(m - s, low) for m, s in zip(means, stds, strict=True)]
-            fig.add_trace(go.Scatter(x=list(xs) + list(xs)[::-1], y=upper + lower[::-1], fill="toself",
-                                     fillcolor=_rgba(colour, 0.18), line=dict(width=0), hoverinfo="skip",
-                                     showlegend=False, legendgroup=label))
-            fig.add_trace(go.Scatter(x=list(xs), y=list(means), mode="lines", name=label, line=line,
-                                     legendgroup=label))
-        else:
-            fig.add_trace(go.Scatter(
-                x=list(xs), y=list(means), mode="lines+markers", name=label, line=line,
-                error_y=dict(type="data", array=list(stds), visible=True, color=colour),
-            ))
-    if log_x:
-        fig.update_xaxes(type="log")
-    if y_range is not None:
-        fig.update_yaxes(range=list(y_range))
-    if legend_below:
-        fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0), margin=dict(b=170))
-    return fig
-
-
-def _rgba(hex_colour: str, alpha: float) -> str:
-    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({red},{green},{blue},{alpha})"
-
-
-def metric_stats(results: Sequence[RunResult], key: str) -> tuple[float, float, int]:
-    """``(mean, sample std, n)`` of ``metrics[key]`` over ``results`` (std 0 for one run)."""
-    values = [r.metrics[key] for r in results if key in r.metrics]
-    if not values:
-        raise ValueError(f"no result has metric {key!r}")
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0), len(values)
-
-
-def accuracy_by_length(
-    results: Sequence[RunResult], lengths: Sequence[int], *, strategy: str | None = None
-) -> tuple[list[int], list[float], list[float]]:
-    """Mean and std over runs of the accuracy at each test length.
-
-    For a learned table, lengths past the table are read from ``"accuracy@L:strategy"``;
-    lengths inside it (and every length of other schemes) from ``"accuracy@L"``.
-
-    Returns:
-        ``(lengths, means, stds)``.
-    """
-    means, stds = [], []
-    for length in lengths:
-        key = f"accuracy@{length}"
-        if strategy is not None and any(f"{key}:{strategy}" in r.metrics for r in results):
-            key = f"{key}:{strategy}"
-        mean, std, _ = metric_stats(results, key)
-        means.append(mean)
-        stds.append(std)
-    return list(lengths), means, stds
-
-
-def position_curve(results: Sequence[RunResult], key: str) -> tuple[list[int], list[float], list[float]]:
-    """Mean and std over runs of ``extras["position_accuracy@" + key]`` at each labelled position.
-
-    Args:
-        key: e.g. ``"64"`` or ``"64:clip"``.
-
-    Returns:
-        ``(positions, means, stds)``, unlabelled positions left out.
-    """
-    name = f"position_accuracy@{key}"
-    rows = [r.extras[name] for r in results if name in r.extras]
-    if not rows:
-        raise ValueError(f"no result has extras[{name!r}] (train with per_position=True)")
-    positions, means, stds = [], [], []
-    for position, column in enumerate(zip(*rows, strict=True)):
-        if column[0] is None:
-            continue
-        positions.append(position)
-        means.append(statistics.fmean(column))
-        stds.append(statistics.stdev(column) if len(column) > 1 else 0.0)
-    return positions, means, stds
-
-
-def reach_summary(results: Sequence[RunResult], threshold: float = 0.9, *, label: str = "") -> dict[str, Any]:
-    """How fast runs got to ``threshold`` accuracy (see :func:`steps_to_reach`).
-
-    Returns:
-        ``{"label", "n", "reached" (runs that got there), "values" (their steps), "mean", "std"}``;
-        ``mean``/``std`` are over the runs that got there (``nan`` if none did).
-    """
-    steps = [steps_to_reach(r, threshold) for r in results]
-    hits = [s for s in steps if s is not None]
-    return {
-        "label": label,
-        "n": len(steps),
-        "reached": len(hits),
-        "values": hits,
-        "mean": statistics.fmean(hits) if hits else math.nan,
-        "std": statistics.stdev(hits) if len(hits) > 1 else 0.0,
-    }
-
-
-def reach_text(summary: dict[str, Any]) -> str:
-    """``"415 ± 58 (5 of 5)"`` or ``"never (0 of 5)"`` for a :func:`reach_summary` dict."""
-    got = f"({summary['reached']} of {summary['n']})"
-    if not summary["reached"]:
-        return f"never {got}"
-    return f"{summary['mean']:.0f} ± {summary['std']:.0f} {got}"
+def _check_config(config: Any) -> None:
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")

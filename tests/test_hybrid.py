@@ -244,7 +244,8 @@ def test_a_stored_extra_run_reproduces() -> None:
     """Re-train the first stored run of experiments/relative_hybrid_grid.py and compare its metrics."""
     from pathlib import Path
 
-    from posenc.train import load_results, reproduce
+    from posenc.results import load_results
+    from posenc.train import reproduce
 
     path = Path(__file__).resolve().parents[1] / "book" / "data" / "ch8_ch10_extra.json"
     results, meta = load_results(path)

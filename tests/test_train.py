@@ -1,32 +1,30 @@
-"""Tests for posenc.train: determinism, evaluation, grids, summaries, stored results."""
+"""Tests for posenc.train: determinism, evaluation, fine-tuning, grids, reproducing stored runs.
+
+Reading results back (save/load, select, summaries) is tested in tests/test_results.py.
+"""
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 
+from posenc.book import data_path
+from posenc.results import RunResult, load_results, save_results
 from posenc.tasks import CopyOffsetTask, bag_of_tokens_accuracy
 from posenc.train import (
-    RunResult,
     TrainConfig,
     evaluate,
     fine_tune,
-    load_results,
     position_accuracy,
     reproduce,
     run_grid,
-    save_results,
-    scheme_label,
-    summarize,
     train,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "book" / "data"
 TINY = TrainConfig(seq_len=8, steps=12, batch_size=8, d_model=16, n_heads=2, n_layers=1, eval_examples=64, log_every=4)
 
 
@@ -124,33 +122,26 @@ def test_low_data_regime_uses_a_fixed_set() -> None:
     assert small.metrics["final_loss"] < fresh.metrics["final_loss"]
 
 
-def test_run_grid_and_summarize() -> None:
+def test_run_grid_order_and_callback() -> None:
     configs = [replace(TINY, scheme="none"), replace(TINY, scheme="learned", position_options={"init": "gpt2"})]
-    results = run_grid(configs, seeds=[0, 1])
+    seen: list[RunResult] = []
+    results = run_grid(configs, seeds=[0, 1], on_result=seen.append)
     assert [(r.config["scheme"], r.seed) for r in results] == [("none", 0), ("none", 1), ("learned", 0), ("learned", 1)]
-    rows = summarize(results)
-    assert [row["label"] for row in rows] == ["none", "learned (gpt2)"]
-    accs = [r.metrics["accuracy"] for r in results[2:]]
-    assert rows[1]["n"] == 2
-    assert rows[1]["mean"] == pytest.approx(sum(accs) / 2)
-    assert rows[1]["std"] == pytest.approx(abs(accs[0] - accs[1]) / math.sqrt(2))
-    by_scheme = summarize(results, by=["scheme"], metric="final_loss")
-    assert [row["scheme"] for row in by_scheme] == ["none", "learned"]
-    with pytest.raises(ValueError, match="not a config field"):
-        summarize(results, by=["colour"])
+    assert seen == results
+    assert all(isinstance(r, RunResult) for r in results)
     with pytest.raises(ValueError, match="at least one seed"):
         run_grid(configs, seeds=[])
+    with pytest.raises(TypeError, match="config must be a TrainConfig"):
+        run_grid([{"scheme": "none"}], seeds=[0])  # type: ignore[list-item]
 
 
-def test_save_and_load_round_trip(tmp_path: Path) -> None:
+def test_a_trained_run_survives_a_json_round_trip(tmp_path: Path) -> None:
     _, result = train(TINY)
     path = save_results([result], tmp_path / "r.json", meta={"command": "test"})
     loaded, meta = load_results(path)
     assert meta == {"command": "test"}
     assert loaded[0].to_dict() == json.loads(json.dumps(result.to_dict()))
     assert TrainConfig.from_dict(loaded[0].config) == TINY
-    with pytest.raises(FileNotFoundError, match="run_grid.py"):
-        load_results(tmp_path / "missing.json")
 
 
 def test_config_errors_name_the_field() -> None:
@@ -164,13 +155,6 @@ def test_config_errors_name_the_field() -> None:
         train({"scheme": "none"})  # type: ignore[arg-type]
 
 
-def test_scheme_label() -> None:
-    assert scheme_label("learned", {"init": "gpt2"}) == "learned (gpt2)"
-    assert scheme_label("learned", {}) == "learned (bert)"
-    assert scheme_label("sinusoidal", None, "concat") == "sinusoidal, concat"
-    assert scheme_label("learned", {"init": "bert", "extrapolation": "clip"}) == "learned (bert) [extrapolation=clip]"
-
-
 def test_fine_tune_is_deterministic_and_learns() -> None:
     config = replace(TINY, steps=30)
     task = CopyOffsetTask()
@@ -181,6 +165,18 @@ def test_fine_tune_is_deterministic_and_learns() -> None:
     assert losses_a == losses_b and len(losses_a) == 40
     assert sum(losses_a[-10:]) < sum(losses_a[:10])
     assert not model_a.training
+    with pytest.raises(ValueError, match="seq_len"):
+        fine_tune(model_a, task, 0, steps=1)
+
+
+def test_evaluate_checks_its_arguments() -> None:
+    model, _ = train(TINY)
+    with pytest.raises(ValueError, match="seq_len"):
+        evaluate(model, CopyOffsetTask(), 0)
+    with pytest.raises(ValueError, match="n_examples"):
+        position_accuracy(model, CopyOffsetTask(), 8, n_examples=0)
+    with pytest.raises(TypeError, match="stored must be a RunResult"):
+        reproduce(TINY)  # type: ignore[arg-type]
 
 
 def test_stored_ch6_cell_reproduces() -> None:
@@ -189,10 +185,7 @@ def test_stored_ch6_cell_reproduces() -> None:
     Exact equality is expected on the same machine; the tolerance allows for a different
     number of CPU threads changing floating-point summation order.
     """
-    path = DATA / "ch6_grid.json"
-    if not path.exists():
-        pytest.skip(f"{path} not generated yet (experiments/run_grid.py ch6)")
-    results, _ = load_results(path)
+    results, _ = load_results(data_path("ch6_grid.json"))  # a missing committed file fails here
     stored = next(r for r in results if r.config["scheme"] == "sinusoidal" and r.seed == 0)
     _, again, difference = reproduce(stored)
     assert difference < 0.02, again.metrics
