@@ -34,6 +34,7 @@ from posenc.extrapolate import STRATEGIES
 from posenc.models import TinyTransformer
 from posenc.params import module_parameter_count
 from posenc.results import RunResult, scheme_label
+from posenc.schemes import LearnedScheme
 from posenc.tasks import IGNORE_INDEX, Task, fixed_dataset, make_generator, make_task
 
 __all__ = [
@@ -380,6 +381,11 @@ def fine_tune(
 
 
 def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tuple[dict[str, float], dict[str, Any]]:
+    """Accuracy at every eval length (and, past a learned table, with every workaround).
+
+    Returns:
+        ``(metrics, extras)`` as stored in :class:`posenc.results.RunResult`.
+    """
     metrics: dict[str, float] = {}
     extras: dict[str, Any] = {}
 
@@ -390,18 +396,20 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
         metrics[f"accuracy@{key}"] = evaluate(model, task, length, n_examples=config.eval_examples)
 
     lengths = list(dict.fromkeys([config.seq_len, *config.eval_lengths]))
-    table_len = getattr(model.position, "table_len", None)
+    scheme = model.position
+    # only a learned table has an end that the workarounds can read past
+    table = scheme if isinstance(scheme, LearnedScheme) else None
     for length in lengths:
-        if model.position.max_len is None or length <= model.position.max_len:
+        if scheme.max_len is None or length <= scheme.max_len:
             score(str(length), length)
-        if table_len is not None and length > table_len:
-            saved = model.position.extrapolation
+        if table is not None and length > table.table_len:
+            saved = table.extrapolation
             try:
                 for strategy in config.eval_extrapolations:
-                    model.position.set_extrapolation(strategy)
+                    table.set_extrapolation(strategy)
                     score(f"{length}:{strategy}", length)
             finally:
-                model.position.set_extrapolation(saved)
+                table.set_extrapolation(saved)
     metrics["accuracy"] = metrics[f"accuracy@{config.seq_len}"]
     if f"accuracy@{config.seq_len}" not in [f"accuracy@{n}" for n in config.eval_lengths]:
         del metrics[f"accuracy@{config.seq_len}"]
