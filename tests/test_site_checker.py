@@ -124,6 +124,17 @@ def _write_site(root: Path) -> None:
     }
     for name, text in pages.items():
         (root / name).write_text(text, encoding="utf-8")
+    # A theme stylesheet that @imports its neighbour, as Sphinx themes do, on a page one folder
+    # down: "../basic.css" is relative to the stylesheet, not to the page.
+    (vendor / "styles").mkdir()
+    (vendor / "basic.css").write_text("main { margin: 0 auto; }\n", encoding="utf-8")
+    (vendor / "styles" / "theme.css").write_text('@import "../basic.css";\nh1 { color: #222; }\n', encoding="utf-8")
+    (root / "sub").mkdir()
+    (root / "sub" / "imports.html").write_text(
+        _page("Imported stylesheet", extra_head='<link rel="stylesheet" href="../vendor/styles/theme.css">')
+        .replace('src="vendor/', 'src="../vendor/'),
+        encoding="utf-8",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +178,17 @@ def test_checker_reports_a_page_broken_on_purpose(checker: SiteChecker, page: st
     assert any(expected in message for message in problems[check]), problems[check]
     screenshot = checker.artifacts / f"{artifact_name(page)}.png"
     assert screenshot.is_file() and screenshot.stat().st_size > 1000, "a failing page must be screenshotted"
+
+
+@pytest.mark.browser
+def test_a_stylesheet_import_is_resolved_like_a_browser_does(checker: SiteChecker) -> None:
+    """The page itself loads ``vendor/basic.css`` fine. axe-core 4.12.1's stylesheet preload asks
+    for ``/basic.css`` (it resolves the ``@import`` against the page): that request is the
+    checker's, not the page's, so it must not fail the page; what axe finds is still reported."""
+    report = checker.report("sub/imports.html")
+    assert report.problems() == {}, report.problems()
+    assert report.axe_ran and report.math["typeset"] == 2, report.math
+    assert all("basic.css" in request for request in report.axe_requests), report.axe_requests
 
 
 @pytest.mark.browser

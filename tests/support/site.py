@@ -316,6 +316,10 @@ class PageReport:
     explorers: list[dict[str, Any]] = field(default_factory=list)
     axe_ran: bool = False
     axe_violations: list[dict[str, Any]] = field(default_factory=list)
+    #: Requests axe-core itself made while it ran (XHRs of its stylesheet preload) that failed.
+    #: They are the checker's traffic, not the page's, so they fail no check. (axe-core 4.12.1
+    #: resolves a stylesheet's ``@import`` against the page's URL instead of the stylesheet's.)
+    axe_requests: list[str] = field(default_factory=list)
     screenshots: list[str] = field(default_factory=list)
 
     def problems(self) -> dict[str, list[str]]:
@@ -578,6 +582,13 @@ def check_page(
     started = time.perf_counter()
     external: dict[str, None] = {}  # an ordered set
     traffic = {"in_flight": 0, "last": time.monotonic()}
+    axe_running = [False]
+    axe_failed_urls: set[str] = set()
+    console: list[tuple[str, str, bool]] = []  # (message, url it names, logged while axe ran)
+
+    def by_axe(request: Any) -> bool:
+        """A request axe-core's own script made (an XHR/fetch while axe.run was running)."""
+        return axe_running[0] and request.resource_type in ("xhr", "fetch")
 
     def route(route: Any) -> None:
         if _is_local(route.request.url, base_url):
@@ -596,17 +607,27 @@ def check_page(
         traffic["in_flight"] -= 1
         traffic["last"] = time.monotonic()
         if failed and _is_local(request.url, base_url):
-            report.failed_requests.append(f"request failed ({request.failure}) for {request.url}")
+            problem = f"request failed ({request.failure}) for {request.url}"
+            if by_axe(request):
+                axe_failed_urls.add(request.url)
+                report.axe_requests.append(problem)
+            else:
+                report.failed_requests.append(problem)
 
     def on_console(message: Any) -> None:
         if message.type == "error":
             where = message.location or {}
             origin = f" ({where.get('url', '')}:{where.get('lineNumber', '')})" if where.get("url") else ""
-            report.console_errors.append(f"console error: {message.text}{origin}")
+            console.append((f"console error: {message.text}{origin}", where.get("url", ""), axe_running[0]))
 
     def on_response(response: Any) -> None:
         if _is_local(response.url, base_url) and response.status >= 400:
-            report.failed_requests.append(f"HTTP {response.status} for {response.url}")
+            problem = f"HTTP {response.status} for {response.url}"
+            if by_axe(response.request):
+                axe_failed_urls.add(response.url)
+                report.axe_requests.append(problem)
+            else:
+                report.failed_requests.append(problem)
 
     page = context.new_page()
     page.route("**/*", route)
@@ -632,13 +653,22 @@ def check_page(
         report.math = page.evaluate(_MATH, RAW_MATH.pattern)
         if axe_source is not None:
             page.add_script_tag(content=axe_source)
-            report.axe_violations = page.evaluate(_AXE)
+            axe_running[0] = True
+            try:
+                report.axe_violations = page.evaluate(_AXE)
+            finally:
+                axe_running[0] = False
             report.axe_ran = True
         for figure_id in _explorer_ids(page):
             report.explorers.append(_exercise_explorer(page, figure_id))
     except PlaywrightError as error:
         report.load_error = f"{type(error).__name__}: {str(error).splitlines()[0]}"
     report.external_requests = list(external)
+    # The browser's own "Failed to load resource" line for a request of axe's is axe's too.
+    report.console_errors = [
+        text for text, where, during_axe in console
+        if not (during_axe and where in axe_failed_urls and "Failed to load resource" in text)
+    ] + report.console_errors
     report.seconds = time.perf_counter() - started
     if artifacts is not None:
         _save_screenshots(page, report, artifacts)
@@ -674,6 +704,7 @@ def describe(report: PageReport) -> str:
     for check, items in report.problems().items():
         lines += [f"  [{check}] {item}" for item in items]
     lines += [f"  screenshot: {shot}" for shot in report.screenshots]
+    lines += [f"  (not counted: axe-core's own request, {request})" for request in report.axe_requests]
     return "\n".join(lines)
 
 
