@@ -176,7 +176,7 @@ def bench_explorer(runs: int) -> None:
 
 
 #: Targets of one explorer update: the frame's recompute (the limit the unit test used to
-#: assert) and the whole live-kernel callback (STACK notes: "well under 100 ms").
+#: assert) and the whole live-kernel callback (the book promises updates well under 100 ms).
 FRAME_TARGET_MS = 50.0
 CALLBACK_TARGET_MS = 100.0
 

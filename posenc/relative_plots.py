@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-def rope_scores(q: torch.Tensor, k: torch.Tensor, query_position: int, offsets: Sequence[int]) -> np.ndarray:
+def rope_scores(q: torch.Tensor, k: torch.Tensor, query_position: int, offsets: Sequence[int] | np.ndarray) -> np.ndarray:
     """``q`` at ``query_position`` against ``k`` at ``query_position + offset``, after RoPE.
 
     Args:

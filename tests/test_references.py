@@ -36,7 +36,7 @@ YEAR = re.compile(r"^\d{4}$")
 def book_texts(*, include_posenc: bool = True) -> dict[str, str]:
     """Source text of every page: ``{"book/x.md": text, "book/y.ipynb#cell3": text, ...}``.
 
-    Code cells are included because a cell may print or glue MyST markdown that cites; posenc
+    Code cells are included because a cell may print or display MyST markdown that cites; posenc
     modules are included because some build markdown tables for the chapters.
     """
     texts: dict[str, str] = {}

@@ -300,7 +300,7 @@ def test_rope_explorer_score_ignores_the_query_position() -> None:
 
 def test_accuracy_rows_and_html_table() -> None:
     from posenc.relative_plots import accuracy_by_length_rows, length_table_html
-    from posenc.train import RunResult
+    from posenc.results import RunResult
 
     def run(scheme: str, seed: int, metrics: dict[str, float]) -> RunResult:
         return RunResult(config={"scheme": scheme, "position_options": {}, "seed": seed}, seed=seed,

@@ -10,7 +10,7 @@ source texts, with a verdict from :data:`VERDICTS` and the evidence in MyST mark
 * ``"cited"``: a published result that code cannot reproduce; the evidence cites it.
 
 :func:`count_verdicts` and :func:`counts_by_source` count them, :func:`claims_table` and
-:func:`summary_table` render MyST tables (for ``{glue:md}`` with ``:format: myst``).
+:func:`summary_table` render MyST tables (shown by a code cell whose Markdown output is parsed as MyST).
 Nothing is counted by hand: the page's summary comes from these functions.
 """
 
