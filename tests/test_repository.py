@@ -45,6 +45,9 @@ def test_notebook_committed_without_outputs(path: Path) -> None:
         if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)
     ]
     assert not dirty, f"{path.name}: code cells {dirty} have outputs or execution counts; strip them"
+    # jupyterlab-myst stores the evaluated {eval} results of a Markdown cell in its metadata.
+    evaluated = [i for i, cell in enumerate(notebook["cells"]) if "user_expressions" in cell.get("metadata", {})]
+    assert not evaluated, f"{path.name}: Markdown cells {evaluated} carry saved {{eval}} results (user_expressions); strip them"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

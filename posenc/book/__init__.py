@@ -4,6 +4,8 @@
   pastes a copy of library code;
 * :func:`data_path` finds the results the book stores in ``book/data`` (written by the
   commands in ``experiments/``);
+* :class:`ProseValues` holds the computed values a chapter's text shows with MyST
+  ``{eval}`` (:mod:`posenc.book.evals` records them for the static site);
 * :mod:`posenc.book.factcheck` holds the records of Appendix B's fact check.
 
 The teaching modules never import this package; it imports them.
@@ -18,7 +20,9 @@ from typing import Any
 
 from IPython.display import Markdown
 
-__all__ = ["DATA_DIR", "data_path", "show_source"]
+from posenc.book.evals import ProseValues
+
+__all__ = ["DATA_DIR", "ProseValues", "data_path", "show_source"]
 
 #: Where the book keeps the results of its stored experiments (``book/data``).
 DATA_DIR: Path = Path(__file__).resolve().parents[2] / "book" / "data"
