@@ -152,6 +152,16 @@ def _table_explorer() -> tuple[Any, str]:
     return Explorer(figure, update, controls), "generic heatmap Explorer (chapter 2's explorer not found)"
 
 
+def time_update(explorer: Any, figure: Any, values: dict[str, Any]) -> tuple[float, float]:
+    """Seconds to recompute one explorer frame, and to recompute and apply it to the live widget."""
+    start = time.perf_counter()
+    frame = explorer.frame(**values)
+    middle = time.perf_counter()
+    explorer.apply(frame, figure)
+    end = time.perf_counter()
+    return middle - start, end - start
+
+
 def bench_explorer(runs: int) -> None:
     import plotly.graph_objects as go
 
@@ -163,13 +173,9 @@ def bench_explorer(runs: int) -> None:
     compute, total = [], []
     for _ in range(runs):
         explorer.apply(explorer.frame(**other), figure)  # so every timed update really changes the figure
-        start = time.perf_counter()
-        frame = explorer.frame(**target)
-        middle = time.perf_counter()
-        explorer.apply(frame, figure)
-        end = time.perf_counter()
-        compute.append(middle - start)
-        total.append(end - start)
+        frame_s, callback_s = time_update(explorer, figure, target)
+        compute.append(frame_s)
+        total.append(callback_s)
     print(f"explorer: {source}; {runs} updates")
     print(f"recompute frame:          median {1e3 * statistics.median(compute):6.1f} ms   p95 {1e3 * percentile(compute, 95):6.1f} ms")
     print(f"recompute + apply widget: median {1e3 * statistics.median(total):6.1f} ms   p95 {1e3 * percentile(total, 95):6.1f} ms")
@@ -217,15 +223,11 @@ def bench_analysis_explorer(runs: int) -> None:
     compute, total, slowest = [], [], (0.0, "")
     for _ in range(rounds):
         for values in settings:
-            start = time.perf_counter()
-            frame = explorer.frame(**values)
-            middle = time.perf_counter()
-            explorer.apply(frame, figure)
-            end = time.perf_counter()
-            compute.append(middle - start)
-            total.append(end - start)
-            if middle - start > slowest[0]:
-                slowest = (middle - start, ", ".join(f"{k}={v}" for k, v in values.items()))
+            frame_s, callback_s = time_update(explorer, figure, values)
+            compute.append(frame_s)
+            total.append(callback_s)
+            if frame_s > slowest[0]:
+                slowest = (frame_s, ", ".join(f"{k}={v}" for k, v in values.items()))
     print(f"explorer: {source}; {len(settings)} settings "
           f"({len(analyses)} tables x {len(ANALYSES)} analyses x windows {windows}), {rounds} round(s)")
     print(f"recompute frame:          median {1e3 * statistics.median(compute):6.1f} ms   p95 {1e3 * percentile(compute, 95):6.1f} ms"
