@@ -14,7 +14,7 @@ JB_FLAGS := -W -n --keep-going
 # One worker per core of the machine; each test file stays on one worker (module fixtures).
 PYTEST_FLAGS ?= -n auto --dist loadfile
 
-.PHONY: setup book test unit typecheck notebooks browser browser-deps bench clean pages
+.PHONY: setup book test unit typecheck notebooks browser browser-deps lab-test bench clean pages
 
 setup: $(STAMP)
 
@@ -57,9 +57,9 @@ typecheck: setup
 test: setup typecheck browser-deps book
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax
 
-# Unit tests without a build: leaves out the tests that need Chromium or the built site.
+# Unit tests without a build: leaves out the tests that need Chromium, JupyterLab or the built site.
 unit: setup
-	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m "not browser and not site"
+	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m "not browser and not site and not lab"
 
 notebooks: setup
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax book
@@ -67,6 +67,10 @@ notebooks: setup
 # The checks of the built site only (static and in Chromium); builds it first.
 browser: setup browser-deps book
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m "browser or site"
+
+# The notebooks in a real JupyterLab driven by headless Chromium (tests/test_lab*.py), no build needed.
+lab-test: setup browser-deps
+	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m lab
 
 bench: setup
 	$(BIN)/python benchmarks/run_all.py

@@ -51,7 +51,7 @@ def test_typecheck_runs_mypy_on_posenc() -> None:
 
 def test_pytest_exit_status_reaches_make() -> None:
     """pytest exits 5 when it ran no test: that must fail `make test` like any failure."""
-    for name in ("test", "unit", "notebooks", "browser", "typecheck"):
+    for name in ("test", "unit", "notebooks", "browser", "lab-test", "typecheck"):
         _, recipe = target(name)
         for line in recipe:
             assert not line.startswith("-"), f"make {name} ignores the status of: {line}"
@@ -68,12 +68,12 @@ def test_parallelism_follows_the_machine() -> None:
     assert flags[flags.index("--dist") + 1] == "loadfile", flags
 
 
-def test_unit_target_leaves_out_site_and_browser_tests() -> None:
+def test_unit_target_leaves_out_site_browser_and_lab_tests() -> None:
     prerequisites, recipe = target("unit")
     assert "book" not in prerequisites
-    assert recipe == ['$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m "not browser and not site"'], recipe
+    assert recipe == ['$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m "not browser and not site and not lab"'], recipe
     markers = " ".join(PYPROJECT["tool"]["pytest"]["ini_options"]["markers"])
-    assert "site:" in markers and "browser:" in markers
+    assert "site:" in markers and "browser:" in markers and "lab:" in markers
     assert PYPROJECT["tool"]["pytest"]["ini_options"].get("strict_markers") is True
 
 
