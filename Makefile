@@ -14,7 +14,7 @@ JB_FLAGS := -W -n --keep-going
 # One worker per core of the machine; each test file stays on one worker (module fixtures).
 PYTEST_FLAGS ?= -n auto --dist loadfile
 
-.PHONY: setup book test unit typecheck notebooks browser browser-deps lab-test bench clean pages
+.PHONY: setup book test unit typecheck notebooks browser browser-deps lab lab-test bench clean pages
 
 setup: $(STAMP)
 
@@ -67,6 +67,10 @@ notebooks: setup
 # The checks of the built site only (static and in Chromium); builds it first.
 browser: setup browser-deps book
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m "browser or site"
+
+# Read the book live: JupyterLab on book/ with the project's kernel (MyST prose and {eval} numbers render).
+lab: setup
+	$(BIN)/jupyter lab book
 
 # The notebooks in a real JupyterLab driven by headless Chromium (tests/test_lab*.py), no build needed.
 lab-test: setup browser-deps
