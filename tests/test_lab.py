@@ -49,7 +49,9 @@ CHECKS = {
 }
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright allows one sync instance per thread, and the next test
+# file on this pytest worker (site checks, the other Lab file) starts its own browser.
+@pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     require_lab_tools()
     with lab_server(ROOT, home=tmp_path_factory.mktemp("lab-home")) as server:
@@ -69,7 +71,7 @@ class LabReports:
         return self.reports[path]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def reports(lab: LabServer) -> Iterator[LabReports]:
     with lab_browser() as context:
         yield LabReports(context, lab)

@@ -149,7 +149,9 @@ def write_notebooks(folder: Path) -> None:
         nbformat.write(notebook, folder / name)
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright allows one sync instance per thread, and the next test
+# file on this pytest worker (site checks, the other Lab file) starts its own browser.
+@pytest.fixture(scope="module")
 def checker_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     require_lab_tools()
     root = tmp_path_factory.mktemp("lab-root")
@@ -158,7 +160,7 @@ def checker_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def plain_lab(checker_lab: LabServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """The same notebooks in a Lab without a MyST renderer (jupyterlab-myst disabled if installed):
     every raw construct then shows, and each must be reported."""
@@ -168,7 +170,7 @@ def plain_lab(checker_lab: LabServer, tmp_path_factory: pytest.TempPathFactory) 
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def context(checker_lab: LabServer) -> Iterator[Any]:
     with lab_browser() as context:
         yield context
