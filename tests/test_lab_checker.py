@@ -257,6 +257,12 @@ def test_explorer_that_ignores_its_control_is_reported(context: Any, checker_lab
     assert len(report.explorers) == 1 and not report.explorers[0]["ok"], report.describe()
     problems = report.findings.get("explorers", [])
     assert len(problems) == 1 and "did not change" in problems[0], report.describe()
+    # Both routes were tried, and the second (a click on the track) did move the slider.
+    moved = report.explorers[0]["moved"]
+    assert "(arrow key on the handle); again: " in moved and "(click on the track)" in moved, moved
+    first, second = moved.split("; again: ")
+    before, after = second.split(" (click")[0].split(" -> ")
+    assert before != after, moved
 
 
 @pytest.mark.lab

@@ -219,6 +219,16 @@ class LabServer:
             count += 1
         return count
 
+    def kernel_state(self, path: str) -> str | None:
+        """The server's view of the execution state ("idle", "busy", ...) of ``path``'s kernel,
+        or None without a session. The server tracks it from the kernel's own status messages,
+        so it holds for cells the page does not show and for widget messages."""
+        for session in self.sessions(path):
+            kernel = session.get("kernel") or {}
+            state = kernel.get("execution_state")
+            return str(state) if state is not None else None
+        return None
+
     def log_tail(self, lines: int = 30) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
@@ -574,8 +584,26 @@ def _open(page: Any, lab: LabServer, path: str, report: LabReport) -> bool:
     return True
 
 
-def _run_all(page: Any, report: LabReport, timeout_s: float) -> None:
-    """Run > Run All Cells, then wait until no prompt shows [*] and the kernel is idle."""
+def _wait_kernel_idle(lab: LabServer, path: str, timeout_s: float, readings: int = 3) -> str | None:
+    """Wait until the server reports ``path``'s kernel idle ``readings`` times in a row (0.5 s
+    apart) or ``timeout_s`` passes; returns the last state read."""
+    deadline = time.monotonic() + timeout_s
+    same, state = 0, None
+    while time.monotonic() < deadline:
+        try:
+            state = lab.kernel_state(path)
+        except (URLError, HTTPError, OSError):
+            state = None
+        same = same + 1 if state == "idle" else 0
+        if same >= readings:
+            break
+        time.sleep(0.5)
+    return state
+
+
+def _run_all(page: Any, lab: LabServer, path: str, report: LabReport, timeout_s: float) -> None:
+    """Run > Run All Cells, then wait until no prompt shows [*] and the kernel is idle (in the
+    page and, since the page's indicators can lag or be absent, on the server)."""
     page.locator(".lm-MenuBar-item", has_text=re.compile(r"^\s*Run\s*$")).click()
     # The Run menu's entry is `runmenu:run-all` (it runs `notebook:run-all-cells` on the notebook).
     page.locator(
@@ -593,6 +621,10 @@ def _run_all(page: Any, report: LabReport, timeout_s: float) -> None:
         idle = state is not None and state["running"] == 0 and state["status"] in ("idle", None)
         stable = stable + 1 if idle else 0
         if stable >= 3:
+            left = max(1.0, timeout_s - (time.monotonic() - started))
+            state = _wait_kernel_idle(lab, path, left)
+            if state != "idle":
+                report.add("run", f"Run All: the kernel was still {state!r} on the server after {timeout_s:.0f} s")
             return
         page.wait_for_timeout(500)
     report.add(
@@ -656,24 +688,39 @@ def _settled_figure(page: Any, explorer_id: int, timeout_s: float = 10) -> dict[
     return last
 
 
-def _move_control(page: Any, explorer: Any, kind: str) -> str:
-    """Move the first control of an explorer one step; returns 'label: before -> after'."""
+def _move_control(page: Any, explorer: Any, kind: str, *, by_mouse: bool = False) -> str:
+    """Move the first control of an explorer one step; returns 'label: before -> after'.
+
+    A slider moves by an arrow key on its handle, or with ``by_mouse`` by a click on its track
+    a quarter of the way from the handle (a different path through the widget's events)."""
     if kind == "slider":
         handle = explorer.locator(".widget-slider").first.locator(".noUi-handle").first
         handle.scroll_into_view_if_needed()
         before = handle.get_attribute("aria-valuetext") or handle.get_attribute("aria-valuenow")
         now = float(handle.get_attribute("aria-valuenow") or 0)
+        low = float(handle.get_attribute("aria-valuemin") or 0)
         top = float(handle.get_attribute("aria-valuemax") or 0)
-        handle.focus()
-        handle.press("ArrowRight" if now < top else "ArrowLeft")
+        if by_mouse:
+            track = explorer.locator(".widget-slider").first.locator(".noUi-base").first
+            box = track.bounding_box()
+            if box is None:
+                raise RuntimeError("the slider's track has no box")
+            share = (now - low) / (top - low) if top > low else 0.0
+            share = share + 0.25 if share < 0.5 else share - 0.25
+            track.click(position={"x": box["width"] * share, "y": box["height"] / 2})
+            how = "click on the track"
+        else:
+            handle.focus()
+            handle.press("ArrowRight" if now < top else "ArrowLeft")
+            how = "arrow key on the handle"
         after = handle.get_attribute("aria-valuetext") or handle.get_attribute("aria-valuenow")
-        return f"{before} -> {after} (arrow key on the handle)"
+        return f"{before} -> {after} ({how})"
     if kind == "dropdown":
         select = explorer.locator(".widget-dropdown select").first
         select.scroll_into_view_if_needed()
         options = select.locator("option").all_text_contents()
         current = select.evaluate("el => el.selectedIndex")
-        target = (current + 1) % len(options)
+        target = (current + (2 if by_mouse and len(options) > 2 else 1)) % len(options)
         select.select_option(index=target)
         return f"{options[current]!r} -> {options[target]!r}"
     buttons = explorer.locator(".widget-toggle-buttons").first.locator("button")
@@ -685,13 +732,37 @@ def _move_control(page: Any, explorer: Any, kind: str) -> str:
     return f"{labels[current] if current >= 0 else None!r} -> {labels[target]!r}"
 
 
-def _check_explorers(page: Any, report: LabReport, timeout_s: float) -> None:
+def _wait_for_redraw(page: Any, lab: LabServer, path: str, explorer_id: int, old_hash: str, timeout_s: float) -> Any:
+    """Poll the figure until its hash differs from ``old_hash``. Waits ``timeout_s``, and longer
+    (up to the Run All timeout) while the server reports the kernel busy: a loaded machine
+    may still be computing the redraw."""
+    started = time.monotonic()
+    while True:
+        state = _figure_state(page, explorer_id)
+        if state and state["drawn"] and state["hash"] != old_hash:
+            return state
+        waited = time.monotonic() - started
+        if waited >= RUN_TIMEOUT_S:
+            return state
+        if waited >= timeout_s:
+            try:
+                busy = lab.kernel_state(path) == "busy"
+            except (URLError, HTTPError, OSError):
+                busy = False
+            if not busy:
+                return state
+        page.wait_for_timeout(250)
+
+
+def _check_explorers(page: Any, lab: LabServer, path: str, report: LabReport, timeout_s: float) -> None:
     explorers = page.evaluate(_FIND_EXPLORERS, [PANEL, CONTROLS])
     for found in explorers:
         result = dict(found, ok=False, moved="", why="")
         report.explorers.append(result)
         locator = page.locator(f'[data-lab-check-explorer="{found["id"]}"]')
         where = f"explorer {found['id'] + 1} (cell {found['cell']}, {found['kind']} {found['label']!r})"
+        # A widget message waits behind any execution still queued: move only on an idle kernel.
+        _wait_kernel_idle(lab, path, RUN_TIMEOUT_S)
         try:
             locator.scroll_into_view_if_needed()
             before = _settled_figure(page, found["id"])
@@ -704,22 +775,29 @@ def _check_explorers(page: Any, report: LabReport, timeout_s: float) -> None:
             result["why"] = f"could not move its control: {str(error).splitlines()[0]}"
             report.add("explorers", f"{where}: {result['why']}")
             continue
-        def changed(state: Any, old: Any = before["hash"]) -> bool:
-            return bool(state and state["drawn"] and state["hash"] != old)
-
-        after = _wait(page, _FIGURE_STATE, found["id"], timeout_s, changed)
-        if not changed(after):
-            # On a loaded machine the first key press can land before the widget listens: once more.
+        after = _wait_for_redraw(page, lab, path, found["id"], before["hash"], timeout_s)
+        if not (after and after["drawn"] and after["hash"] != before["hash"]):
+            # On a loaded machine an input can be lost before the widget listens: once more,
+            # by another route (a click instead of a key).
             try:
-                result["moved"] = f"{result['moved']}; again: {_move_control(page, locator, found['kind'])}"
-            except Exception:  # noqa: BLE001 - the finding below reports the unchanged figure
-                pass
-            after = _wait(page, _FIGURE_STATE, found["id"], timeout_s, changed)
+                again = _move_control(page, locator, found["kind"], by_mouse=True)
+                result["moved"] = f"{result['moved']}; again: {again}"
+            except Exception as error:  # noqa: BLE001 - the finding below reports the unchanged figure
+                result["moved"] = f"{result['moved']}; again: failed ({str(error).splitlines()[0]})"
+            after = _wait_for_redraw(page, lab, path, found["id"], before["hash"], timeout_s)
         if after and after["drawn"] and after["hash"] != before["hash"]:
             result["ok"] = True
             result["why"] = f"figure changed (title {before['title']!r} -> {after['title']!r})"
         else:
-            result["why"] = f"its figure did not change within {timeout_s:.0f} s after {result['moved']}"
+            try:
+                kernel = lab.kernel_state(path)
+            except (URLError, HTTPError, OSError) as error:
+                kernel = f"unknown ({error})"
+            drawn = "no figure found" if after is None else "figure drawn" if after["drawn"] else "figure not drawn"
+            result["why"] = (
+                f"its figure did not change within {timeout_s:.0f} s after {result['moved']} "
+                f"(kernel {kernel} on the server, {drawn})"
+            )
             report.add("explorers", f"{where}: {result['why']}")
 
 
@@ -757,11 +835,11 @@ def inspect_notebook(
         if _open(page, lab, path, report):
             report.seconds["open"] = time.perf_counter() - started
             mark = time.perf_counter()
-            _run_all(page, report, run_timeout)
+            _run_all(page, lab, path, report, run_timeout)
             report.seconds["run"] = time.perf_counter() - mark
             mark = time.perf_counter()
             _check_outputs(page, lab, path, report)
-            _check_explorers(page, report, explorer_timeout)
+            _check_explorers(page, lab, path, report, explorer_timeout)
             report.seconds["checks"] = time.perf_counter() - mark
             if screenshot is not None:
                 first = page.locator('[data-lab-check-explorer="0"]')
