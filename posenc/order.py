@@ -1,7 +1,9 @@
 """Chapter 1: self-attention without positions, and what breaks its symmetry.
 
 Single-head scaled dot-product self-attention on plain ``(seq_len, d_model)`` inputs,
-small enough to read in full, plus helpers to measure permutation equivariance.
+small enough to read in full, plus helpers to measure permutation equivariance, what a
+causal mask does and does not fix (:func:`prefix_shuffle_change`), and, for contrast, the
+translation equivariance of a 1-D convolution (:func:`convolution_shift_gap`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from posenc.checks import check_choice, check_positive_int
+from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
 from posenc.sinusoidal import sinusoidal_table
 
 __all__ = [
@@ -25,6 +27,10 @@ __all__ = [
     "equivariance_gap",
     "POSITION_MODES",
     "with_positions",
+    "prefix_shuffle_change",
+    "random_convolution",
+    "convolve",
+    "convolution_shift_gap",
 ]
 
 #: How position information enters the chapter-1 demos.
@@ -122,3 +128,86 @@ def equivariance_gap(
     return float((permuted - permute_rows(reference, permutation)).abs().max())
 
 
+
+
+def prefix_shuffle_change(
+    x: torch.Tensor, prefix_order: Sequence[int], weights: AttentionWeights
+) -> torch.Tensor:
+    """How much each output of ONE causal attention layer (no positions) changes when the
+    first ``k = len(prefix_order)`` tokens are reordered among themselves.
+
+    Row ``i`` of the reordered input is ``x[prefix_order[i]]`` for ``i < k`` and ``x[i]``
+    after that. Outputs are compared *at the same position*.
+
+    Args:
+        x: inputs of shape ``(seq_len, d_model)``.
+        prefix_order: an ordering of ``0 .. k-1`` with ``1 <= k <= seq_len``.
+        weights: the attention projections.
+
+    Returns:
+        ``(seq_len,)``: the largest ``|out_reordered[i] - out[i]|`` at each position ``i``.
+        Positions ``i >= k`` see the same *set* of earlier tokens and hold the same token,
+        so their change is zero up to rounding: one causal layer sees the set of the prefix,
+        not its order. Only positions inside the reordered block can change.
+    """
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (seq_len, d_model), got shape {tuple(x.shape)}")
+    seq_len, k = x.shape[0], len(prefix_order)
+    if not 1 <= k <= seq_len or sorted(prefix_order) != list(range(k)):
+        raise ValueError(
+            f"prefix_order must be an ordering of 0..k-1 with 1 <= k <= seq_len={seq_len}, "
+            f"got {list(prefix_order)}"
+        )
+    order = list(prefix_order) + list(range(k, seq_len))
+    reference, _ = self_attention(x, weights, causal=True)
+    reordered, _ = self_attention(permute_rows(x, order), weights, causal=True)
+    return (reordered - reference).abs().amax(dim=1)
+
+
+def random_convolution(d_model: int, kernel_size: int = 3, *, seed: int = 0) -> torch.Tensor:
+    """Random 1-D convolution kernel of shape ``(d_model, d_model, kernel_size)``.
+
+    ``kernel_size`` must be odd, so that each output row is centred on its input row.
+    """
+    d_model = check_positive_int("d_model", d_model)
+    kernel_size = check_positive_int("kernel_size", kernel_size)
+    if kernel_size % 2 == 0:
+        raise ValueError(f"kernel_size must be odd (centred on each token), got {kernel_size}")
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(d_model, d_model, kernel_size, generator=generator) / math.sqrt(d_model * kernel_size)
+
+
+def convolve(x: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
+    """1-D convolution along the sequence with zero padding (output as long as the input).
+
+    Args:
+        x: inputs of shape ``(seq_len, d_model)``.
+        kernel: ``(d_out, d_model, kernel_size)`` with an odd ``kernel_size``.
+
+    Returns:
+        ``(seq_len, d_out)``: row ``i`` depends only on rows ``i - r .. i + r`` of ``x``
+        (``r = kernel_size // 2``), never on ``i`` itself.
+    """
+    if kernel.ndim != 3 or kernel.shape[2] % 2 == 0:
+        raise ValueError(
+            f"kernel must have shape (d_out, d_model, odd kernel_size), got shape {tuple(kernel.shape)}"
+        )
+    if x.ndim != 2 or x.shape[1] != kernel.shape[1]:
+        raise ValueError(f"x must have shape (seq_len, d_model={kernel.shape[1]}), got {tuple(x.shape)}")
+    out = torch.nn.functional.conv1d(x.T.unsqueeze(0), kernel, padding=kernel.shape[2] // 2)
+    return out.squeeze(0).T
+
+
+def convolution_shift_gap(x: torch.Tensor, shift: int, kernel: torch.Tensor) -> float:
+    """Translation equivariance of :func:`convolve`: shift the input, the output shifts.
+
+    The input is moved ``shift`` places to the right by putting ``shift`` zero rows (padding
+    tokens) in front of it; the result is compared with the output for the unshifted input.
+
+    Returns:
+        ``max |conv(shifted)[shift:] - conv(x)|``: zero up to rounding, because each output
+        row depends on its neighbourhood only, not on its absolute position.
+    """
+    shift = check_nonnegative_int("shift", shift)
+    shifted = torch.cat([torch.zeros(shift, x.shape[1], dtype=x.dtype), x])
+    return float((convolve(shifted, kernel)[shift:] - convolve(x, kernel)).abs().max())
