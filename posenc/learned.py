@@ -3,9 +3,14 @@
 A learned position embedding is a trainable table ``P`` of shape ``(max_len, d_model)``:
 position ``i`` is looked up as row ``P[i]`` and added to the token vector at ``i``. The
 table is an ordinary parameter, so it is trained by backpropagation like a token
-embedding; only the rows of positions that occur in a batch receive a gradient.
+embedding. Only the rows of positions that occur in a batch receive a non-zero gradient,
+but that does not mean only those rows move: with momentum (SGD with momentum, Adam,
+AdamW) a row keeps moving on later steps after its position has left the batch, and
+weight decay shrinks every row. Only rows whose position never occurred keep their
+initial values, and only without weight decay (:func:`row_steps`).
 
-Initialisation strategies (:data:`INIT_STRATEGIES`), as the reference code bases do it:
+Initialisation strategies the book compares (:data:`INIT_STRATEGIES`), as the reference
+code bases do it:
 
 * ``"bert"``: truncated normal with std parameter 0.02, values outside +-2 std re-drawn.
   Google's BERT (``modeling.py``) uses ``tf.truncated_normal_initializer(stddev=0.02)``
@@ -18,9 +23,18 @@ Initialisation strategies (:data:`INIT_STRATEGIES`), as the reference code bases
 * ``"uniform"``: ``U(-0.1, 0.1)``, a common generic choice (std ``0.1 / sqrt(3)``).
 * ``"sinusoidal"``: start from the fixed sinusoidal table of Vaswani et al. (2017), then train.
 
-fairseq's learned positions (not one of the four above) use a normal with std
-``d_model ** -0.5`` and reserve the first ``padding_idx + 1`` rows (see
-:func:`offset_position_ids`).
+Two more are accepted (:data:`INIT_CHOICES`), both from fairseq:
+
+* ``"roberta"``: normal, std 0.02 (:data:`ROBERTA_INIT_STD`). fairseq's RoBERTa applies
+  ``init_bert_params`` to the whole model after building it, which re-draws every
+  ``nn.Embedding`` (the learned position table included) from ``N(0, 0.02^2)`` and zeroes its
+  padding row. RoBERTa's positions therefore start at std 0.02, not ``d_model ** -0.5``.
+* ``"fairseq"``: normal, std ``d_model ** -0.5``: the default of fairseq's
+  ``PositionalEmbedding(..., learned=True)``, which is what its translation Transformers
+  keep when they use learned positions (RoBERTa overwrites it, see above).
+
+fairseq (RoBERTa included) also reserves the first ``padding_idx + 1`` rows of the table
+(see :func:`offset_position_ids`); this module does not model that padding row.
 
 The module also holds :class:`BertEmbeddings` (token + position + segment, LayerNorm,
 dropout), the input layer of BERT.
@@ -29,6 +43,7 @@ dropout), the input layer of BERT.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -39,8 +54,11 @@ from posenc.sinusoidal import sinusoidal_table
 
 __all__ = [
     "INIT_STRATEGIES",
+    "INIT_CHOICES",
     "INIT_DESCRIPTIONS",
     "BERT_INIT_STD",
+    "ROBERTA_INIT_STD",
+    "OPTIMIZERS",
     "BERT_TRUNCATION",
     "GPT2_INIT_STD",
     "UNIFORM_BOUND",
@@ -51,10 +69,13 @@ __all__ = [
     "LearnedPositionEmbedding",
     "offset_position_ids",
     "BertEmbeddings",
+    "row_steps",
 ]
 
 #: The four initialisations the book compares, in the order it discusses them.
 INIT_STRATEGIES = ("bert", "gpt2", "uniform", "sinusoidal")
+#: Every initialisation the module accepts: the four above, then fairseq's two.
+INIT_CHOICES = INIT_STRATEGIES + ("roberta", "fairseq")
 
 #: Std parameter of BERT's truncated normal (``initializer_range`` in BERT's config).
 BERT_INIT_STD = 0.02
@@ -64,6 +85,8 @@ BERT_TRUNCATION = 2.0
 GPT2_INIT_STD = 0.01
 #: Half-width of the uniform initialisation.
 UNIFORM_BOUND = 0.1
+#: Std of every embedding table of fairseq's RoBERTa (``init_bert_params``), positions included.
+ROBERTA_INIT_STD = 0.02
 
 #: One-line description of each strategy, for tables and figure labels.
 INIT_DESCRIPTIONS: dict[str, str] = {
@@ -71,6 +94,8 @@ INIT_DESCRIPTIONS: dict[str, str] = {
     "gpt2": f"normal, std {GPT2_INIT_STD} (GPT-2 wpe)",
     "uniform": f"uniform on [−{UNIFORM_BOUND}, {UNIFORM_BOUND}]",
     "sinusoidal": "the sinusoidal table (Vaswani et al., 2017), then trained",
+    "roberta": f"normal, std {ROBERTA_INIT_STD} (RoBERTa: fairseq's init_bert_params)",
+    "fairseq": "normal, std d_model^-1/2 (fairseq's learned-position default, translation models)",
 }
 
 
@@ -91,14 +116,24 @@ def truncated_normal_std(std: float, bound: float = BERT_TRUNCATION) -> float:
     return std * math.sqrt(1.0 - 2.0 * bound * pdf / mass)
 
 
-def init_scale(init: str) -> float:
+def init_scale(init: str, d_model: int | None = None) -> float:
     """Expected root-mean-square of one entry of a freshly initialised table.
 
-    For the three random strategies (mean 0) this is the standard deviation of an entry;
+    For the random strategies (mean 0) this is the standard deviation of an entry;
     for ``"sinusoidal"`` every row has ``d/2`` sine-cosine pairs with ``sin^2 + cos^2 = 1``,
     so the RMS is exactly ``1 / sqrt(2)`` (for even ``d_model``).
+
+    Args:
+        init: one of :data:`INIT_CHOICES`.
+        d_model: the table width; needed only for ``"fairseq"`` (std ``d_model ** -0.5``).
     """
-    check_choice("init", init, INIT_STRATEGIES)
+    check_choice("init", init, INIT_CHOICES)
+    if init == "fairseq":
+        if d_model is None:
+            raise ValueError("init_scale('fairseq') needs d_model: its std is d_model ** -0.5, got d_model=None")
+        return check_positive_int("d_model", d_model) ** -0.5
+    if init == "roberta":
+        return ROBERTA_INIT_STD
     if init == "bert":
         return truncated_normal_std(BERT_INIT_STD, BERT_TRUNCATION)
     if init == "gpt2":
@@ -110,17 +145,17 @@ def init_scale(init: str) -> float:
 
 @torch.no_grad()
 def init_table_(weight: torch.Tensor, init: str, *, generator: torch.Generator | None = None) -> torch.Tensor:
-    """Fill a ``(max_len, d_model)`` table in place with one of :data:`INIT_STRATEGIES`.
+    """Fill a ``(max_len, d_model)`` table in place with one of :data:`INIT_CHOICES`.
 
     Args:
         weight: the table to overwrite, shape ``(max_len, d_model)``.
-        init: the strategy name.
+        init: the strategy name (see the module docstring).
         generator: optional ``torch.Generator`` for reproducible draws.
 
     Returns:
         ``weight`` (for chaining).
     """
-    check_choice("init", init, INIT_STRATEGIES)
+    check_choice("init", init, INIT_CHOICES)
     if weight.ndim != 2:
         raise ValueError(f"weight must have shape (max_len, d_model), got shape {tuple(weight.shape)}")
     if init == "bert":
@@ -132,6 +167,10 @@ def init_table_(weight: torch.Tensor, init: str, *, generator: torch.Generator |
         nn.init.normal_(weight, std=GPT2_INIT_STD, generator=generator)
     elif init == "uniform":
         nn.init.uniform_(weight, -UNIFORM_BOUND, UNIFORM_BOUND, generator=generator)
+    elif init == "roberta":
+        nn.init.normal_(weight, std=ROBERTA_INIT_STD, generator=generator)
+    elif init == "fairseq":
+        nn.init.normal_(weight, std=weight.shape[1] ** -0.5, generator=generator)
     else:
         max_len, d_model = weight.shape
         weight.copy_(sinusoidal_table(max_len, d_model))
@@ -143,7 +182,7 @@ def initial_table(max_len: int, d_model: int, init: str = "bert", *, seed: int |
 
     Args:
         max_len: rows (positions); d_model: columns.
-        init: one of :data:`INIT_STRATEGIES`.
+        init: one of :data:`INIT_CHOICES`.
         seed: seed of the random draw (``None``: torch's global generator).
 
     Returns:
@@ -161,7 +200,7 @@ class LearnedPositionEmbedding(nn.Module):
     Args:
         max_len: number of positions the table holds (L_max).
         d_model: width of each position vector.
-        init: one of :data:`INIT_STRATEGIES` (see the module docstring).
+        init: one of :data:`INIT_CHOICES` (see the module docstring).
         seed: optional seed for the initial draw (``None``: torch's global generator).
     """
 
@@ -169,7 +208,7 @@ class LearnedPositionEmbedding(nn.Module):
         super().__init__()
         self.max_len = check_positive_int("max_len", max_len)
         self.d_model = check_positive_int("d_model", d_model)
-        self.init = check_choice("init", init, INIT_STRATEGIES)
+        self.init = check_choice("init", init, INIT_CHOICES)
         self.seed = None if seed is None else check_nonnegative_int("seed", seed)
         self.weight = nn.Parameter(torch.empty(self.max_len, self.d_model))
         self.reset_parameters()
@@ -351,3 +390,65 @@ class BertEmbeddings(nn.Module):
         summed = self.token(ids) + self.segment(types)
         summed = self.position(summed, position_ids)
         return self.dropout(self.norm(summed))
+
+
+#: Optimisers :func:`row_steps` can use.
+OPTIMIZERS = ("sgd", "sgd-momentum", "adam", "adamw")
+
+
+def row_steps(
+    optimizer: str,
+    occurs: Sequence[Sequence[int]],
+    *,
+    max_len: int = 4,
+    d_model: int = 3,
+    lr: float = 0.1,
+    seed: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """How far each row of a position table moves at each optimiser step.
+
+    Step ``t`` (0-based) uses the loss ``sum_i ||P[i] - target[i]||^2`` over the positions
+    ``occurs[t]`` only, so rows outside ``occurs[t]`` get an exactly zero gradient at that
+    step. Plain SGD then leaves them alone; SGD with momentum (0.9) and Adam/AdamW
+    (PyTorch defaults, AdamW with its default weight decay 0.01) do not.
+
+    Args:
+        optimizer: one of :data:`OPTIMIZERS`.
+        occurs: for each step, the positions (rows) that occur in that step's batch.
+        max_len, d_model: table shape; lr: learning rate; seed: seed of the table and targets.
+
+    Returns:
+        ``(moves, initial, final)``: ``moves`` of shape ``(steps, max_len)`` holds the
+        Euclidean distance each row moved at each step; ``initial`` and ``final`` are the
+        ``(max_len, d_model)`` tables before the first and after the last step.
+    """
+    check_choice("optimizer", optimizer, OPTIMIZERS)
+    max_len = check_positive_int("max_len", max_len)
+    d_model = check_positive_int("d_model", d_model)
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr}")
+    if len(occurs) == 0:
+        raise ValueError("occurs must list the positions of at least one step, got an empty sequence")
+    steps = [check_positions("occurs", list(rows) if len(rows) else torch.zeros(0, dtype=torch.long), upper=max_len)
+             for rows in occurs]
+    generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
+    table = nn.Parameter(torch.randn(max_len, d_model, generator=generator, dtype=torch.float64))
+    target = torch.randn(max_len, d_model, generator=generator, dtype=torch.float64)
+    if optimizer == "sgd":
+        opt: torch.optim.Optimizer = torch.optim.SGD([table], lr=lr)
+    elif optimizer == "sgd-momentum":
+        opt = torch.optim.SGD([table], lr=lr, momentum=0.9)
+    elif optimizer == "adam":
+        opt = torch.optim.Adam([table], lr=lr)
+    else:
+        opt = torch.optim.AdamW([table], lr=lr)
+    initial = table.detach().clone()
+    moves = torch.zeros(len(steps), max_len, dtype=torch.float64)
+    for t, rows in enumerate(steps):
+        before = table.detach().clone()
+        loss = (table[rows] - target[rows]).pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        moves[t] = (table.detach() - before).norm(dim=1)
+    return moves, initial, table.detach().clone()

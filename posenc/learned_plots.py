@@ -1,11 +1,15 @@
 """Figures, the explorer and two small demonstrations for the learned-embeddings chapter.
 
 * :func:`row_gradient_norms` and :func:`train_with_short_inputs` show that a learned
-  table is trained row by row: only positions that occur in a batch get a gradient.
+  table is trained row by row: only positions that occur in a batch get a gradient (with
+  Adam, a row that had a gradient once keeps moving afterwards; a row that never had one
+  keeps its initial value, see :func:`posenc.learned.row_steps`).
 * :func:`init_histograms_figure` and :func:`init_similarity_figure` put the four
   initialisations of :mod:`posenc.learned` side by side.
-* :func:`learned_explorer`: pick a strategy, ``d_model`` and ``L_max``; see the table and
-  its cosine-similarity matrix (both subsampled to at most ``max_cells`` per axis, in the
+* :func:`training_explorer`: the table of a :func:`train_with_short_inputs` run and its
+  cosine-similarity matrix at the training steps it recorded (a slider over the steps).
+* :func:`learned_explorer`: pick a strategy, ``d_model`` and ``L_max``; see the initial table
+  and its cosine-similarity matrix (both subsampled to at most ``max_cells`` per axis, in the
   live kernel as on the static page, so both show the same thing).
 """
 
@@ -38,6 +42,7 @@ __all__ = [
     "row_change_figure",
     "init_histograms_figure",
     "init_similarity_figure",
+    "training_explorer",
     "learned_explorer",
 ]
 
@@ -71,6 +76,9 @@ class ShortInputRun:
         uses: how many training sequences reached each position, ``(max_len,)``.
         accuracy: token accuracy on fresh sequences of the training lengths.
         chance: accuracy of guessing uniformly at random.
+        snapshot_steps: the steps at which the table was recorded (0 = before training).
+        snapshots: the table at each of ``snapshot_steps``, ``(n_snapshots, max_len, d_model)``.
+        max_length: the longest training length (rows from here on never occur).
     """
 
     initial: torch.Tensor
@@ -78,6 +86,9 @@ class ShortInputRun:
     uses: torch.Tensor
     accuracy: float
     chance: float
+    snapshot_steps: tuple[int, ...] = ()
+    snapshots: torch.Tensor | None = None
+    max_length: int = 0
 
     @property
     def change(self) -> torch.Tensor:
@@ -94,19 +105,28 @@ def train_with_short_inputs(
     batch: int = 32,
     lr: float = 1e-2,
     seed: int = 0,
+    snapshot_steps: Sequence[int] = (),
 ) -> ShortInputRun:
     """Train a small :class:`posenc.models.TinyTransformer` with a learned table on inputs shorter than the table.
 
     Task: copy the token two places back (``posenc.tasks.CopyOffsetTask``). Every step draws
     one length from ``lengths``, so short positions occur in every batch, long ones rarely,
     and rows past ``max(lengths)`` never. Plain Adam (no weight decay), so a row that never
-    receives a gradient keeps its initial value exactly.
+    receives a gradient keeps its initial value exactly (a row that had a gradient once keeps
+    moving through Adam's momentum, even in steps whose batch is too short to reach it).
+
+    ``snapshot_steps`` (each in ``[0, steps]``; 0 = before training) record copies of the
+    table for :func:`training_explorer`.
     """
 
     max_len = check_positive_int("max_len", max_len)
     lengths = [check_positive_int("lengths", n) for n in lengths]
     if max(lengths) > max_len or min(lengths) < 3:
         raise ValueError(f"lengths must lie in [3, max_len={max_len}], got {min(lengths)} .. {max(lengths)}")
+    steps = check_positive_int("steps", steps)
+    wanted = sorted({check_nonnegative_int("snapshot_steps", step) for step in snapshot_steps})
+    if wanted and wanted[-1] > steps:
+        raise ValueError(f"snapshot_steps must lie in [0, steps={steps}], got {wanted[-1]}")
     torch.manual_seed(check_nonnegative_int("seed", seed))
     task = CopyOffsetTask(n_symbols=16, offset=2)
     model = TinyTransformer(task.vocab_size, task.n_outputs, d_model=d_model, n_heads=4, n_layers=1,
@@ -118,7 +138,8 @@ def train_with_short_inputs(
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     generator = torch.Generator().manual_seed(seed + 1)
     uses = torch.zeros(max_len, dtype=torch.long)
-    for _ in range(check_positive_int("steps", steps)):
+    snapshots = [initial.clone()] if 0 in wanted else []
+    for step in range(1, steps + 1):
         seq_len = lengths[int(torch.randint(len(lengths), (1,), generator=generator))]
         tokens, targets = task.sample(batch, seq_len, generator)
         loss = F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten(), ignore_index=-100)
@@ -126,13 +147,17 @@ def train_with_short_inputs(
         loss.backward()
         optimizer.step()
         uses[:seq_len] += batch
+        if step in wanted:
+            snapshots.append(weight.detach().clone())
     with torch.no_grad():
         test_generator = torch.Generator().manual_seed(seed + 2)
         scores = []
         for seq_len in lengths:
             tokens, targets = task.sample(64, seq_len, test_generator)
             scores.append(token_accuracy(model(tokens).argmax(-1), targets))
-    return ShortInputRun(initial, weight.detach().clone(), uses, float(np.mean(scores)), 1.0 / task.n_outputs)
+    return ShortInputRun(initial, weight.detach().clone(), uses, float(np.mean(scores)), 1.0 / task.n_outputs,
+                         snapshot_steps=tuple(wanted), snapshots=torch.stack(snapshots) if snapshots else None,
+                         max_length=max(lengths))
 
 
 def gradient_rows_figure(grad_norms: torch.Tensor, seq_len: int) -> go.Figure:
@@ -164,7 +189,7 @@ def row_change_figure(run: ShortInputRun) -> go.Figure:
     fig.update_xaxes(title_text="row of the position table (position)")
     fig.update_yaxes(title_text="‖row after − row before‖", secondary_y=False)
     fig.update_yaxes(title_text="sequences that reached the row (count)", secondary_y=True, showgrid=False)
-    fig.update_layout(height=380, title=dict(text="Training moves only the rows it uses"),
+    fig.update_layout(height=380, title=dict(text="Rows that never occur in training do not move"),
                       legend=dict(orientation="h", y=-0.25))
     return describe(
         fig,
@@ -231,6 +256,74 @@ def init_similarity_figure(tables: Mapping[str, torch.Tensor], *, max_cells: int
         alt="Heatmaps of cosine similarity between positions, one per initialisation. The random tables show only "
         "a bright diagonal (every position is nearly orthogonal to every other); the sinusoidal table shows a "
         "smooth band: nearby positions are similar.",
+    )
+
+
+def training_explorer(run: ShortInputRun) -> Explorer:
+    """Explorer: the position table of a training run (left) and its cosine similarity (right), step by step.
+
+    One control, a slider over ``run.snapshot_steps`` (precomputed: the live kernel and the
+    static page show the same recorded tables). A dashed line marks the first row that no
+    training sequence reached; the title gives the mean cosine of neighbouring rows among
+    the rows that were used.
+
+    Args:
+        run: a :func:`train_with_short_inputs` result with ``snapshot_steps`` recorded.
+    """
+    if run.snapshots is None or len(run.snapshot_steps) < 2:
+        raise ValueError(
+            "run must hold at least two snapshots: call train_with_short_inputs(..., snapshot_steps=(0, ...)), "
+            f"got snapshot_steps={run.snapshot_steps!r}"
+        )
+    snapshots = run.snapshots
+    max_len, d_model = snapshots.shape[1:]
+    used = run.max_length
+    limit = float(snapshots.abs().max())
+    positions, dims = list(range(max_len)), list(range(d_model))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("table values", "cosine similarity"),
+                        horizontal_spacing=0.24)
+    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmin=-limit, zmax=limit,
+                             colorbar=dict(title=dict(text="value"), x=0.4, thickness=12)), row=1, col=1)
+    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmin=-1, zmax=1,
+                             colorbar=dict(title=dict(text="cosine"), thickness=12)), row=1, col=2)
+    fig.update_yaxes(autorange="reversed", showgrid=False, title_text="position")
+    fig.update_xaxes(showgrid=False)
+    fig.update_xaxes(title_text="dimension", row=1, col=1)
+    fig.update_xaxes(title_text="position", row=1, col=2)
+    if used < max_len:
+        fig.add_hline(y=used - 0.5, line_dash="dash", line_color="#444", row=1, col=1)
+        fig.add_hline(y=used - 0.5, line_dash="dash", line_color="#444", row=1, col=2)
+        fig.add_vline(x=used - 0.5, line_dash="dash", line_color="#444", row=1, col=2)
+    fig.update_layout(height=450, margin=dict(t=90))
+    describe(
+        fig,
+        alt="Left: heatmap of a learned position table during training, positions down, dimensions across. "
+        "Right: heatmap of the cosine similarity between its positions. A slider picks the training step; "
+        f"dashed lines mark position {used}, the first one no training sequence reached. At step 0 both "
+        "show noise and a bright diagonal; as training goes on, a band of similar neighbours forms among the "
+        "used positions, while the rows past the dashed line keep their initial noise.",
+    )
+    index = {step: i for i, step in enumerate(run.snapshot_steps)}
+
+    def update(step: int) -> Frame:
+        table = snapshots[index[int(step)]]
+        sim = cosine_similarity_matrix(table)
+        neighbours = float(F.cosine_similarity(table[: used - 1], table[1:used], dim=1).mean())
+        moved = int(((table - snapshots[0]).abs().amax(dim=1) > 0).sum())
+        return Frame(
+            traces={0: {"z": table.numpy().round(3), "x": dims, "y": positions},
+                    1: {"z": sim.round(2), "x": positions, "y": positions}},
+            layout={"title.text": f"training step {int(step)} · rows changed so far: {moved} of {max_len}<br>"
+                                  f"<sup>mean cosine of neighbouring positions 0–{used - 1}: {neighbours:.2f}</sup>"},
+        )
+
+    return Explorer(
+        fig,
+        update,
+        [Control("step", list(run.snapshot_steps), label="training step")],
+        caption="Move the slider through training. Among the positions that occur in training, neighbours become "
+        "similar (a band along the diagonal); rows past the dashed line never receive a gradient and keep "
+        "their initial noise.",
     )
 
 

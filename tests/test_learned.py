@@ -14,7 +14,10 @@ from torch import nn
 from posenc.learned import (
     BERT_INIT_STD,
     GPT2_INIT_STD,
+    INIT_CHOICES,
     INIT_STRATEGIES,
+    OPTIMIZERS,
+    ROBERTA_INIT_STD,
     UNIFORM_BOUND,
     BertEmbeddings,
     LearnedPositionEmbedding,
@@ -22,6 +25,7 @@ from posenc.learned import (
     init_table_,
     initial_table,
     offset_position_ids,
+    row_steps,
     truncated_normal_std,
 )
 from posenc.sinusoidal import sinusoidal_table
@@ -245,3 +249,66 @@ def test_bert_embeddings_errors_and_dropout() -> None:
     assert float((emb(ids) == 0).double().mean()) == pytest.approx(0.5, abs=0.15)
     emb.eval()
     assert torch.equal(emb(ids), emb(ids))
+
+
+# -- RoBERTa and fairseq initialisations ---------------------------------------------------
+
+
+def test_roberta_init_is_bert_params_std_not_inverse_sqrt_d() -> None:
+    # fairseq's RoBERTa re-draws every nn.Embedding with init_bert_params: N(0, 0.02^2).
+    assert INIT_CHOICES == INIT_STRATEGIES + ("roberta", "fairseq")
+    table = initial_table(*BIG, "roberta", seed=2).double()
+    assert ROBERTA_INIT_STD == 0.02 and init_scale("roberta") == 0.02
+    assert float(table.std()) == pytest.approx(0.02, rel=0.01)
+    assert float(table.abs().max()) > 2.5 * 0.02  # a plain normal: not truncated like BERT's
+    assert float(table.std()) != pytest.approx(BIG[1] ** -0.5, rel=0.1)
+
+
+def test_fairseq_init_is_inverse_sqrt_d() -> None:
+    for d_model in (64, 256):
+        table = initial_table(1024, d_model, "fairseq", seed=3).double()
+        assert init_scale("fairseq", d_model) == pytest.approx(d_model ** -0.5)
+        assert rms(table) == pytest.approx(d_model ** -0.5, rel=0.02)
+    assert LearnedPositionEmbedding(8, 16, init="fairseq", seed=0).init == "fairseq"
+    with pytest.raises(ValueError, match="needs d_model"):
+        init_scale("fairseq")
+
+
+# -- which rows move: gradients versus optimiser state ---------------------------------------
+
+ROW_ONCE = [[0, 1]] + [[0]] * 5  # row 1 occurs at the first step only; rows 2, 3 never
+
+
+def test_plain_sgd_moves_only_rows_in_the_batch() -> None:
+    moves, initial, final = row_steps("sgd", ROW_ONCE)
+    assert moves.shape == (6, 4)
+    assert float(moves[0, 1]) > 0 and torch.all(moves[1:, 1] == 0)
+    assert not torch.equal(initial[1], final[1]) and torch.equal(initial[2:], final[2:])
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd-momentum"])
+def test_momentum_keeps_moving_rows_absent_from_the_batch(optimizer: str) -> None:
+    moves, initial, final = row_steps(optimizer, ROW_ONCE)
+    assert torch.all(moves[:, 1] > 0)  # row 1 moves at every step, present only at the first
+    assert torch.all(moves[:, 2:] == 0) and torch.equal(initial[2:], final[2:])  # never used: bit-identical
+
+
+def test_adamw_weight_decay_moves_even_rows_never_used() -> None:
+    moves, initial, final = row_steps("adamw", ROW_ONCE, lr=0.1)
+    assert torch.all(moves[:, 2:] > 0)
+    # AdamW's default weight decay 0.01 scales an unused row by (1 - lr * 0.01) per step.
+    assert torch.allclose(final[2:], initial[2:] * (1 - 0.1 * 0.01) ** 6)
+
+
+def test_row_steps_bad_arguments() -> None:
+    assert OPTIMIZERS == ("sgd", "sgd-momentum", "adam", "adamw")
+    with pytest.raises(ValueError, match="optimizer must be one of"):
+        row_steps("rmsprop", ROW_ONCE)
+    with pytest.raises(ValueError, match="occurs must be < 4"):
+        row_steps("sgd", [[0, 4]])
+    with pytest.raises(ValueError, match="empty"):
+        row_steps("sgd", [])
+    with pytest.raises(ValueError, match="lr"):
+        row_steps("sgd", ROW_ONCE, lr=0.0)
+    moves, _, _ = row_steps("adam", [[1], []])  # a step without any position is allowed
+    assert float(moves[1, 1]) > 0

@@ -14,6 +14,7 @@ from posenc.learned_plots import (
     row_change_figure,
     row_gradient_norms,
     train_with_short_inputs,
+    training_explorer,
 )
 from posenc.plots import thin_indices
 
@@ -75,3 +76,23 @@ def test_explorer_frames_and_page_weight() -> None:
     # Live values off the grid work too (odd widths are rounded up for the sinusoidal table).
     assert "d_model=10" in explorer.frame(init="sinusoidal", d_model=9, max_len=8).layout["title.text"]
     assert len(explorer.static_html()) < 700_000
+
+
+def test_training_explorer_steps_through_snapshots() -> None:
+    run = train_with_short_inputs(max_len=20, lengths=(4, 8), d_model=8, steps=6, batch=4,
+                                  snapshot_steps=(6, 0, 3))
+    assert run.snapshot_steps == (0, 3, 6) and run.snapshots is not None and run.snapshots.shape == (3, 20, 8)
+    assert torch.equal(run.snapshots[0], run.initial) and torch.equal(run.snapshots[-1], run.final)
+    assert run.max_length == 8
+    explorer = training_explorer(run)
+    first, last = explorer.frame(step=0), explorer.frame(step=6)
+    assert "rows changed so far: 0 of 20" in first.layout["title.text"]
+    assert "rows changed so far: 8 of 20" in last.layout["title.text"]
+    z = np.asarray(last.traces[0]["z"])
+    assert z.shape == (20, 8) and np.allclose(np.diag(np.asarray(last.traces[1]["z"])), 1.0)
+    assert explorer.figure.layout.meta["alt"]
+    assert len(explorer.static_html()) < 200_000
+    with pytest.raises(ValueError, match="snapshot"):
+        training_explorer(train_with_short_inputs(max_len=8, lengths=(4,), d_model=8, steps=2, batch=2))
+    with pytest.raises(ValueError, match="snapshot_steps"):
+        train_with_short_inputs(max_len=8, lengths=(4,), steps=2, snapshot_steps=(3,))
