@@ -1,4 +1,4 @@
-"""The fixed sinusoidal encoding of Vaswani et al. (2017), exact and fast.
+"""The fixed sinusoidal encoding of Vaswani et al. (2017), exact to float32 rounding.
 
 For a position ``pos`` and a channel pair ``i = 0 .. d_model/2 - 1`` the paper defines
 
@@ -20,19 +20,29 @@ Options cover the variants found in real code:
 Precision. The common recipe computes ``w`` and ``pos * w`` in float32, whose relative
 precision is 2**-24 ~ 6e-8: just below 65,536 neighbouring float32 numbers are 2**-8 ~ 0.004
 apart, so ``sin`` is evaluated at a wrong angle (measured errors ~5e-4 below position 8,192
-and ~4e-3 to 5e-3 below 65,536, depending on d_model). Here each angle is split as
-``pos = q*B + r`` (``B = 128``) and the phasor ``exp(i*pos*w) = exp(i*q*B*w) * exp(i*r*w)`` is
-formed by one complex multiplication of two factors that were evaluated in float64 and
-rounded once. The float64 work is only ``(seq_len/B + B) x d_model/2`` values, and the big
-``seq_len x d_model/2`` product is a single fused complex64 kernel that writes the output in
-place. Why not simply evaluate everything in float64 and cast? It is exact but float64
-``sin``/``cos`` over millions of entries is about 3x slower than the float32 recipe here;
-range reduction in float64 followed by float32 ``sin`` still needs several float64 passes
-over the whole table. The block product needs one float32-sized pass and no ``sin`` at all.
-Measured: max abs error against the float64 formula ~1.5e-7 for every position below 65,536,
-and an 8,192 x 1,024 table builds 2-6x faster than with the recipe on a shared 2-core machine
-(``benchmarks/sinusoidal_bench.py``). For positions far beyond that
-the float64 product ``pos*w`` itself (in any float64 evaluation) drifts by ~pos*1e-16 rad.
+and ~4e-3 to 5e-3 below 65,536, depending on d_model). The error is in the *angle*, so casting
+the finished table does not remove it; what does is computing the angles ``pos * w`` in float64
+(with ``sin``/``cos`` in float64 too, or after reducing ``pos * w`` modulo ``2*pi`` in high
+precision) and casting the table afterwards.
+
+What this module does: each position is split as ``pos = q*B + r`` (``B = 128``) and the phasor
+``exp(i*pos*w) = exp(i*q*B*w) * exp(i*r*w)`` is formed by one complex64 multiplication of two
+factors whose angles, sines and cosines were computed in float64 and then rounded once to
+float32. The float64 work is only ``(seq_len/B + B) x d_model/2`` values; the big
+``seq_len x d_model/2`` product is a single complex64 kernel that writes the output in place.
+Measured: max abs error against the float64 formula ~1.5e-7 for every position below 65,536
+(the rounding of the two factors and of their product: a few float32 units, not exactly one).
+Speed is a trade-off, not a win: the fixed cost of the float64 factors makes small tables
+(a few hundred rows) slower to build than with the float32 recipe, about 2x on the machine
+this was measured on, while large tables (8,192 x 1,024) take about as long as the recipe or
+less; evaluating every entry's ``sin``/``cos`` in float64 is several times slower there
+(``benchmarks/sinusoidal_bench.py``; appendix C of the book measures both sizes). For
+positions far beyond 65,536 the float64 product ``pos*w`` itself drifts by ~pos*1e-16 rad.
+
+Attention. ``PE(pos + k) = M_k @ PE(pos)`` (:func:`rotation_matrix`) is exact, but a score
+``PE_i A PE_j`` with ``A = W_Q W_K^T`` depends on ``j - i`` alone only when ``A`` commutes with
+every ``M_k``: one 2x2 block ``[[a, -b], [b, a]]`` per pair (:func:`scaled_rotation_blocks`).
+:func:`offset_head_weights` builds such a head that attends exactly ``k`` positions back.
 """
 
 from __future__ import annotations
@@ -67,6 +77,12 @@ __all__ = [
     "layout_permutation",
     "rotation_matrix",
     "offset_dot_product",
+    "scaled_rotation_blocks",
+    "bilinear_scores",
+    "diagonal_spread",
+    "shift_commutator",
+    "offset_head_weights",
+    "offset_head_attention",
     "exact_integer_limit",
     "SinusoidalPositionalEncoding",
 ]
@@ -255,7 +271,8 @@ def sinusoidal_table(
         d_model: number of channels (even; odd only with ``odd="pad"``).
         base: the 10000 of the paper; wavelengths run from ``2*pi`` to about ``2*pi*base``.
         dtype: float64, float32 (default), float16 or bfloat16. float16/bfloat16 tables are
-            the exact float32 table rounded once.
+            the accurate float32 table rounded once (positions and angles never pass through
+            the half-precision format).
         device: where the result lives. The table is computed on the CPU and then moved, so
             it is bit-identical on every device.
         offset: first position of the range (e.g. to extend a cached table).
@@ -500,12 +517,191 @@ def offset_dot_product(
     return torch.cos(tensor.to(torch.float64).unsqueeze(-1) * omega).sum(dim=-1)
 
 
+# --------------------------------------------------------------------------- attention scores
+def _check_matrix(name: str, value: Any, size: int | None = None) -> torch.Tensor:
+    """A real square matrix as a float64 tensor (optionally of a given size)."""
+    tensor = torch.as_tensor(value)
+    if tensor.dim() != 2 or tensor.shape[0] != tensor.shape[1] or not tensor.is_floating_point():
+        raise ValueError(f"{name} must be a real square (d_model, d_model) matrix, got {tuple(tensor.shape)} "
+                         f"of dtype {tensor.dtype}")
+    if size is not None and tensor.shape[0] != size:
+        raise ValueError(f"{name} must be ({size}, {size}) to match d_model={size}, got {tuple(tensor.shape)}")
+    return tensor.to(torch.float64)
+
+
+def scaled_rotation_blocks(
+    a: Sequence[float] | torch.Tensor,
+    b: Sequence[float] | torch.Tensor,
+    *,
+    layout: Layout = "interleaved",
+) -> torch.Tensor:
+    """The block-diagonal matrix with one block ``[[a_p, -b_p], [b_p, a_p]]`` per channel pair.
+
+    These are exactly the matrices ``A`` that commute with every shift ``M_k`` (for distinct
+    frequencies), so that the position-position score ``PE_i A PE_j^T`` (row vectors) depends on
+    ``j - i`` alone: pair ``p`` contributes ``a_p cos((j - i) w_p) + b_p sin((j - i) w_p)``.
+
+    Args:
+        a, b: ``(pairs,)`` scale-and-rotation parameters of each pair.
+        layout: channel order of the table the matrix acts on.
+
+    Returns:
+        float64 tensor of shape ``(2 * pairs, 2 * pairs)``.
+    """
+    a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    if a_t.dim() != 1 or b_t.shape != a_t.shape or a_t.numel() == 0:
+        raise ValueError(f"a and b must be non-empty 1-D tensors of the same length (one value per pair), "
+                         f"got shapes {tuple(a_t.shape)} and {tuple(b_t.shape)}")
+    check_choice("layout", layout, LAYOUTS)
+    pairs = a_t.numel()
+    matrix = torch.zeros(2 * pairs, 2 * pairs, dtype=torch.float64)
+    s_idx = torch.arange(pairs) * 2
+    c_idx = s_idx + 1
+    matrix[s_idx, s_idx] = a_t
+    matrix[s_idx, c_idx] = -b_t
+    matrix[c_idx, s_idx] = b_t
+    matrix[c_idx, c_idx] = a_t
+    if layout == "concatenated":
+        perm = layout_permutation(2 * pairs)
+        matrix = matrix[perm][:, perm]
+    return matrix
+
+
+def bilinear_scores(table: torch.Tensor, form: torch.Tensor) -> torch.Tensor:
+    """Position-position attention scores ``S[i, j] = PE_i A PE_j^T`` (query ``i`` = row, key ``j`` = column).
+
+    With row vectors and ``A = W_Q W_K^T`` (``W`` as ``(d_model, d_head)`` matrices; in
+    ``torch.nn.Linear.weight`` layout ``A = w_query.T @ w_key``), this is the part of a head's
+    logit that comes from the position vectors alone, before the ``1/sqrt(d_head)`` scale.
+
+    Args:
+        table: ``(n_positions, d_model)`` position vectors.
+        form: ``(d_model, d_model)`` matrix ``A``.
+
+    Returns:
+        float64 tensor of shape ``(n_positions, n_positions)``.
+    """
+    if not isinstance(table, torch.Tensor) or table.dim() != 2 or not table.is_floating_point():
+        shape = tuple(table.shape) if isinstance(table, torch.Tensor) else type(table).__name__
+        raise ValueError(f"table must be a floating-point (n_positions, d_model) tensor, got {shape}")
+    matrix = _check_matrix("form", form, table.shape[1])
+    rows = table.to(torch.float64)
+    return rows @ matrix @ rows.T
+
+
+def diagonal_spread(scores: torch.Tensor) -> torch.Tensor:
+    """How much a score matrix varies along each diagonal (fixed offset ``j - i``).
+
+    Scores that depend on the offset alone are constant along every diagonal (spread 0).
+
+    Args:
+        scores: ``(n, n)`` matrix, query ``i`` = row, key ``j`` = column.
+
+    Returns:
+        float64 tensor of shape ``(2n - 1,)``: ``max - min`` along the diagonal with offset
+        ``j - i = -(n - 1), ..., n - 1`` (the two corner diagonals, one entry each, are 0).
+    """
+    matrix = _check_matrix("scores", scores)
+    n = matrix.shape[0]
+    return torch.stack([
+        (diagonal.max() - diagonal.min()) for diagonal in (torch.diagonal(matrix, offset) for offset in range(-n + 1, n))
+    ])
+
+
+def shift_commutator(
+    form: torch.Tensor,
+    k: int,
+    *,
+    base: float = 10000.0,
+    layout: Layout = "interleaved",
+    frequencies: Frequencies = "paper",
+) -> float:
+    """Largest entry of ``|M_k A - A M_k|``: 0 when ``A`` commutes with the shift by ``k``.
+
+    Args:
+        form: ``(d_model, d_model)`` matrix ``A`` (even ``d_model``).
+        k: offset of the shift (negative allowed).
+    """
+    matrix = _check_matrix("form", form)
+    shift = rotation_matrix(k, matrix.shape[0], base=base, layout=layout, frequencies=frequencies)
+    return float((shift @ matrix - matrix @ shift).abs().max())
+
+
+def offset_head_weights(
+    k: int,
+    d_model: int,
+    *,
+    scale: float = 1.0,
+    base: float = 10000.0,
+    layout: Layout = "interleaved",
+    frequencies: Frequencies = "paper",
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Query and key weights of a head that attends exactly ``k`` positions back, on position vectors alone.
+
+    ``w_query = scale * M_{-k}`` and ``w_key = I`` in ``torch.nn.Linear.weight`` layout
+    (``q = x @ w_query.T``), so the query of position ``i`` is ``scale * PE(i - k)`` and its key
+    ``j`` scores ``scale * PE(i - k) . PE(j) = scale * sum_p cos(w_p (j - i + k))``. That is
+    largest, ``scale * d_model / 2``, exactly at ``j = i - k`` (for integer offsets, since
+    ``w_0 = 1`` and ``cos m < 1`` for every integer ``m != 0``). ``scale`` sharpens the softmax
+    without moving its peak. ``k`` may be negative (attend ahead).
+
+    Args:
+        k: how many positions back to attend.
+        d_model: width of the (even) position vectors; the head has ``d_head = d_model``.
+        scale: positive factor on the query weights.
+
+    Returns:
+        ``(w_query, w_key)``, each of shape ``(d_model, d_model)`` in ``dtype``.
+    """
+    k = _check_offset_k("k", k)
+    d_model = check_even_int("d_model", d_model, why="the rotation acts on sin/cos pairs")
+    scale = check_positive_float("scale", scale)
+    dtype = _check_dtype(dtype)
+    w_query = scale * rotation_matrix(-k, d_model, base=base, layout=layout, frequencies=frequencies)
+    w_key = torch.eye(d_model, dtype=torch.float64)
+    return w_query.to(dtype), w_key.to(dtype)
+
+
+def offset_head_attention(
+    k: int,
+    d_model: int,
+    n_positions: int,
+    *,
+    scale: float = 1.0,
+    base: float = 10000.0,
+    causal: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run the head of :func:`offset_head_weights` on the position vectors ``PE(0 .. n_positions-1)``.
+
+    Args:
+        k, d_model, scale, base: as in :func:`offset_head_weights`.
+        n_positions: number of positions (queries and keys).
+        causal: mask keys after the query (``j > i``), as a decoder does.
+
+    Returns:
+        ``(logits, weights)``, float64 tensors of shape ``(n_positions, n_positions)`` (query
+        ``i`` = row, key ``j`` = column): ``q_i . k_j / sqrt(d_model)`` (masked entries ``-inf``
+        when ``causal``) and their row-wise softmax.
+    """
+    n_positions = check_positive_int("n_positions", n_positions)
+    w_query, w_key = offset_head_weights(k, d_model, scale=scale, base=base, dtype=torch.float64)
+    table = sinusoidal_table(n_positions, d_model, base=base, dtype=torch.float64)
+    logits = (table @ w_query.T) @ (table @ w_key.T).T / math.sqrt(d_model)
+    if causal:
+        future = torch.ones(n_positions, n_positions, dtype=torch.bool).triu(1)
+        logits = logits.masked_fill(future, float("-inf"))
+    return logits, torch.softmax(logits, dim=-1)
+
+
 def exact_integer_limit(dtype: torch.dtype) -> int:
     """Largest ``n`` such that every integer ``0..n`` is exactly representable in ``dtype``.
 
     For a float with ``p`` significand bits (implicit bit included) this is ``2**p``:
-    float16 2,048, bfloat16 256, float32 16,777,216, float64 2**53. Positions beyond it
-    cannot even be stored exactly, let alone multiplied by a frequency.
+    float16 2,048, bfloat16 256, float32 16,777,216, float64 2**53. Above that limit the
+    spacing between neighbouring values is 2 or more, so not every integer can be stored:
+    float16 stores 2,050 but not 2,049 (it rounds to 2,048), bfloat16 stores 258 but not 257.
+    A position that cannot be stored exactly is encoded as a neighbouring position.
     """
     dtype = _check_dtype(dtype)
     # eps = 2**(1 - p), so 2**p = 2 / eps.

@@ -45,6 +45,8 @@ __all__ = [
     "dot_product_figure",
     "layouts_figure",
     "precision_figure",
+    "score_forms_figure",
+    "offset_head_figure",
 ]
 
 
@@ -436,4 +438,60 @@ def precision_figure(
         fig.add_trace(go.Scatter(x=[positions[0], positions[-1]], y=[target, target], mode="lines",
                                  name=f"target {target:g}", line=dict(color="#444", dash="dash", width=1)))
     fig.update_yaxes(type="log", exponentformat="power")
+    return fig
+
+
+# --------------------------------------------------------------------------- attention scores
+def score_forms_figure(scores: Mapping[str, np.ndarray]) -> go.Figure:
+    """Position-position score matrices side by side (query ``i`` = row, key ``j`` = column).
+
+    Args:
+        scores: panel title -> ``(n, n)`` scores ``PE_i A PE_j^T`` (one to three panels).
+    """
+    if not 1 <= len(scores) <= 3:
+        raise ValueError(f"scores must hold 1 to 3 matrices, got {len(scores)}")
+    titles = list(scores)
+    fig = make_subplots(rows=1, cols=len(titles), horizontal_spacing=0.12, subplot_titles=titles)
+    for col, title in enumerate(titles, start=1):
+        values = np.asarray(scores[title], dtype=float)
+        limit = float(np.abs(values).max()) or 1.0
+        fig.add_trace(go.Heatmap(z=values, colorscale=DIVERGING, zmin=-limit, zmax=limit,
+                                 colorbar=dict(title=dict(text="score"), x=col / len(titles) - 0.02, len=0.9)),
+                      row=1, col=col)
+        fig.update_xaxes(title_text="key position j", row=1, col=col)
+        fig.update_yaxes(title_text="query position i", autorange="reversed", row=1, col=col)
+    fig.update_layout(height=440)
+    return describe(
+        fig,
+        alt="Heatmaps of position-position attention scores, query position down, key position across. "
+        "With a random matrix the pattern changes along each diagonal; with a block matrix of scaled "
+        "rotations every diagonal has one constant colour, so the score depends on the offset only.",
+    )
+
+
+def offset_head_figure(weights: np.ndarray, k: int) -> go.Figure:
+    """Causal attention weights of the constructed head that attends ``k`` positions back.
+
+    Args:
+        weights: ``(n, n)`` softmax weights, query ``i`` = row, key ``j`` = column.
+        k: the offset the head was built for (drawn as a dashed line ``j = i - k``).
+    """
+    values = np.asarray(weights, dtype=float)
+    n = values.shape[0]
+    fig = heatmap(
+        values,
+        title=f"A head built from M_(−{k}): attention weights on position vectors alone",
+        x_title="key position j",
+        y_title="query position i",
+        colorbar_title="weight",
+        diverging=False,
+        zmin=0.0,
+        zmax=1.0,
+        alt=f"Heatmap of causal attention weights for {n} positions: a single bright line parallel to the "
+        f"diagonal, {k} positions to its left, so every query attends almost only to the key {k} positions back; "
+        f"the first {k} queries, which have no such key, spread their weight over the keys they have.",
+    )
+    fig.add_trace(go.Scatter(x=[0, n - 1 - k], y=[k, n - 1], mode="lines", name=f"j = i − {k}",
+                             line=dict(color=OKABE_ITO[1], dash="dash", width=1)))
+    fig.update_layout(legend=dict(x=0.75, y=0.05))
     return fig

@@ -135,6 +135,16 @@ def test_exact_integer_limits() -> None:
         assert roundtrip[5] != values[5]  # n + 1 is not representable
 
 
+@pytest.mark.parametrize(("dtype", "stored", "not_stored"), [(torch.float16, 2050, 2049), (torch.bfloat16, 258, 257)])
+def test_half_precision_stores_some_integers_past_the_limit_but_not_all(
+    dtype: torch.dtype, stored: int, not_stored: int
+) -> None:
+    """Past the limit the spacing is 2: even integers survive, odd ones round to a neighbour."""
+    assert stored > not_stored > exact_integer_limit(dtype)
+    assert float(torch.tensor(float(stored)).to(dtype)) == stored
+    assert float(torch.tensor(float(not_stored)).to(dtype)) != not_stored
+
+
 # --------------------------------------------------------------------------- properties
 @PROPERTY
 @given(d_model=even_widths, seq_len=st.integers(1, 80), offset=st.integers(0, 10**6), base=bases,

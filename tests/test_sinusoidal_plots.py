@@ -16,11 +16,13 @@ from posenc.sinusoidal_plots import (
     dot_product_figure,
     drawable_table,
     layouts_figure,
+    offset_head_figure,
     pick_channels,
     pool_rows,
     position_explorer,
     precision_figure,
     rotation_explorer,
+    score_forms_figure,
     table_explorer,
     wave_pairs,
     wavelength_figure,
@@ -104,6 +106,8 @@ def test_static_figures_have_labels_and_alt_text() -> None:
         dot_product_figure(64, max_offset=50, positions=(0, 7)),
         layouts_figure(16, 8),
         precision_figure(np.arange(3), {"a": np.array([1e-3, 2e-3, 3e-3])}),
+        offset_head_figure(np.eye(8), 2),
+        score_forms_figure({"random": np.ones((4, 4)), "offset only": np.zeros((4, 4))}),
     ]
     for fig in figures:
         assert fig.layout.meta["alt"]
@@ -133,3 +137,17 @@ def test_plot_helpers_reject_bad_input() -> None:
         pick_channels(8, 4, layout="diagonal")
     with pytest.raises(ValueError, match="window"):
         position_explorer(window=0)
+
+
+def test_offset_head_figure_draws_the_weights_and_the_target_line() -> None:
+    weights = np.tril(np.ones((10, 10)))
+    fig = offset_head_figure(weights, 3)
+    assert np.array_equal(np.asarray(fig.data[0].z), weights)
+    assert list(fig.data[1].x) == [0, 6] and list(fig.data[1].y) == [3, 9]  # the line j = i - 3
+
+
+def test_score_forms_figure_one_panel_per_matrix() -> None:
+    fig = score_forms_figure({"a": np.eye(3), "b": -np.eye(3)})
+    assert len(fig.data) == 2 and fig.data[1].zmin == -1.0
+    with pytest.raises(ValueError, match="scores"):
+        score_forms_figure({})
