@@ -2,7 +2,8 @@
 
 * :func:`offset_dependence`: do dot products between position vectors depend only on the
   offset between the positions? For the sinusoidal table they do, by construction; for a
-  learned table only if training made them so.
+  learned table only if training made them so. With separate ``keys`` it measures the same
+  after a query and a key projection, where the sinusoidal guarantee no longer holds.
 * :func:`time_position_vectors`: the compute cost of a table lookup against computing
   sines and cosines, measured on the machine at hand.
 
@@ -32,19 +33,27 @@ __all__ = [
 
 @dataclass(frozen=True)
 class OffsetDependence:
-    """How far the dot products ``P[i] . P[i + k]`` vary with ``i`` at fixed offset ``k``.
+    """How far the dot products ``Q[i] . K[i + k]`` vary with ``i`` at fixed offset ``k``.
+
+    ``Q`` and ``K`` are the same table unless separate keys were given (for example the
+    table after a query and a key projection).
 
     Attributes:
         offsets: ``k = 1 .. max_offset``.
-        mean: mean over ``i`` of ``P[i] . P[i + k]`` for each ``k``.
+        mean: mean over ``i`` of ``Q[i] . K[i + k]`` for each ``k`` (the key ``k`` places ahead).
         spread: max minus min over ``i`` of the same dot products, for each ``k``.
-        scale: mean squared row norm ``P[i] . P[i]`` (to make spreads comparable across tables).
+        scale: mean over ``i`` of ``|Q[i]| |K[i]|``, the mean squared row norm when ``Q = K``
+            (to make spreads comparable across tables).
+        backward_mean: mean over ``i`` of ``Q[i + k] . K[i]`` for each ``k`` (the key ``k``
+            places behind). Equal to ``mean`` for every ``k`` when ``Q = K``: a plain dot
+            product cannot tell ahead from behind.
     """
 
     offsets: np.ndarray
     mean: np.ndarray
     spread: np.ndarray
     scale: float
+    backward_mean: np.ndarray
 
     @property
     def relative_spread(self) -> float:
@@ -52,31 +61,47 @@ class OffsetDependence:
         products depend on the offset only."""
         return float(self.spread.max() / self.scale)
 
+    @property
+    def relative_asymmetry(self) -> float:
+        """Largest ``|mean - backward_mean|`` over all offsets, as a fraction of ``scale``:
+        0 means that, on average, a key ``k`` places ahead scores the same as one ``k``
+        places behind."""
+        return float(np.abs(self.mean - self.backward_mean).max() / self.scale)
 
-def offset_dependence(table: torch.Tensor, max_offset: int = 32) -> OffsetDependence:
-    """Measure whether ``P[i] . P[j]`` depends on ``j - i`` only.
+
+def offset_dependence(
+    table: torch.Tensor, max_offset: int = 32, *, keys: torch.Tensor | None = None
+) -> OffsetDependence:
+    """Measure whether ``Q[i] . K[j]`` depends on ``j - i`` only.
 
     Args:
-        table: ``(n_positions, d_model)`` position table.
+        table: ``(n_positions, d_model)`` position table, the queries ``Q``.
         max_offset: largest offset ``k`` to check (``< n_positions``).
+        keys: optional ``(n_positions, d_key)`` table ``K`` with ``d_key == table.shape[1]``
+            (for example ``table @ W_K`` next to ``table @ W_Q``); default: ``table`` itself.
 
     Returns:
         :class:`OffsetDependence` (computed in float64).
     """
     if table.ndim != 2:
         raise ValueError(f"table must have shape (n_positions, d_model), got shape {tuple(table.shape)}")
+    if keys is not None and keys.shape != table.shape:
+        raise ValueError(f"keys must have the shape of table {tuple(table.shape)}, got shape {tuple(keys.shape)}")
     n = table.shape[0]
     max_offset = check_positive_int("max_offset", max_offset)
     if max_offset >= n:
         raise ValueError(f"max_offset must be < n_positions={n}, got {max_offset}")
-    rows = table.detach().double()
-    gram = rows @ rows.T
+    queries = table.detach().double()
+    key_rows = queries if keys is None else keys.detach().double()
+    gram = queries @ key_rows.T
     diagonals = [torch.diagonal(gram, offset=k) for k in range(1, max_offset + 1)]
+    backward = [torch.diagonal(gram, offset=-k) for k in range(1, max_offset + 1)]
     return OffsetDependence(
         offsets=np.arange(1, max_offset + 1),
         mean=np.array([float(d.mean()) for d in diagonals]),
         spread=np.array([float(d.max() - d.min()) for d in diagonals]),
-        scale=float(torch.diagonal(gram).mean()),
+        scale=float((queries.norm(dim=1) * key_rows.norm(dim=1)).mean()),
+        backward_mean=np.array([float(d.mean()) for d in backward]),
     )
 
 

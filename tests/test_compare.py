@@ -61,3 +61,30 @@ def test_timing_returns_positive_times() -> None:
     assert len(fig.data) == 4 and fig.layout.meta["alt"] and fig.layout.yaxis.title.text
     with pytest.raises(ValueError, match="at least one"):
         timing_figure({})
+
+
+def test_sinusoidal_dot_products_cannot_tell_ahead_from_behind() -> None:
+    result = offset_dependence(sinusoidal_table(200, 32), max_offset=10)
+    assert result.backward_mean.shape == result.mean.shape == (10,)
+    assert result.relative_asymmetry < 1e-12  # cos(k w) is even in k
+
+
+def test_separate_keys_measure_scores_after_projection() -> None:
+    table = sinusoidal_table(300, 64)
+    generator = torch.Generator().manual_seed(0)
+    w_q, w_k = (torch.randn(64, 64, generator=generator) / 8 for _ in range(2))
+    projected = offset_dependence(table @ w_q, max_offset=20, keys=table @ w_k)
+    # Random, untied projections break the offset-only property and the symmetry in k.
+    assert projected.relative_spread > 0.1 and projected.relative_asymmetry > 1e-4
+    # keys=table is the same as no keys; an orthogonal projection used for both keeps everything.
+    same = offset_dependence(table, max_offset=20, keys=table)
+    plain = offset_dependence(table, max_offset=20)
+    assert np.allclose(same.mean, plain.mean) and same.scale == pytest.approx(plain.scale)
+    rotation, _ = torch.linalg.qr(torch.randn(64, 64, generator=generator, dtype=torch.float64))
+    rotated = offset_dependence(table.double() @ rotation, max_offset=20, keys=table.double() @ rotation)
+    assert rotated.relative_spread < 1e-6 and rotated.relative_asymmetry < 1e-9
+
+
+def test_keys_must_match_the_table() -> None:
+    with pytest.raises(ValueError, match="keys must have the shape"):
+        offset_dependence(torch.zeros(10, 4), max_offset=3, keys=torch.zeros(10, 5))
