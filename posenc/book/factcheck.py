@@ -5,8 +5,13 @@ source texts, with a verdict from :data:`VERDICTS` and the evidence in MyST mark
 
 * ``"confirmed"``: this book's code shows it; the evidence links to the cell
   (``{ref}`` or ``{doc}``);
-* ``"corrected"``: wrong, imprecise or unsourced; the evidence states what is right and
+* ``"partly right"``: true only with a qualification the claim leaves out; the evidence states
+  the qualification and its source (a citation or a link to a cell);
+* ``"corrected"``: wrong, or contradicted by a source; the evidence states what is right and
   gives its source (a citation or a link to the cell that computes it);
+* ``"unverifiable"``: cannot be checked, because the claim gives no source and none was found,
+  or because the facts are not public (e.g. the architecture of a closed model); the evidence
+  says why, and may point at what is published;
 * ``"cited"``: a published result that code cannot reproduce; the evidence cites it.
 
 :func:`count_verdicts` and :func:`counts_by_source` count them, :func:`claims_table` and
@@ -22,10 +27,10 @@ from dataclasses import dataclass
 
 from posenc.checks import check_choice
 
-__all__ = ["VERDICTS", "Claim", "count_verdicts", "counts_by_source", "claims_table", "summary_table"]
+__all__ = ["VERDICTS", "Claim", "count_verdicts", "counts_by_source", "claims_table", "summary_table", "verdict_key"]
 
-#: The three verdicts, in the order the page lists them.
-VERDICTS: tuple[str, ...] = ("confirmed", "corrected", "cited")
+#: The verdicts, in the order the page lists them.
+VERDICTS: tuple[str, ...] = ("confirmed", "partly right", "corrected", "unverifiable", "cited")
 
 _LINK = re.compile(r"\{(?:doc|ref)\}`[^`]+`")
 _CITE = re.compile(r"\{cite(?::[a-z]+)?\}`[^`]+`")
@@ -45,7 +50,7 @@ class Claim:
     Raises:
         ValueError: an empty field, an unknown verdict, or evidence without the kind of
             source its verdict needs (confirmed: a ``{ref}``/``{doc}`` link; cited: a
-            ``{cite}`` role; corrected: either).
+            ``{cite}`` role; partly right and corrected: either; unverifiable: none required).
     """
 
     id: str
@@ -67,8 +72,15 @@ class Claim:
             raise ValueError(f"claim {self.id!r} is 'confirmed' but its evidence links to no cell ({{ref}} or {{doc}})")
         if self.verdict == "cited" and not has_cite:
             raise ValueError(f"claim {self.id!r} is 'cited' but its evidence has no {{cite}} role")
-        if self.verdict == "corrected" and not (has_link or has_cite):
-            raise ValueError(f"claim {self.id!r} is 'corrected' but its evidence gives no source (a link or a citation)")
+        if self.verdict in ("partly right", "corrected") and not (has_link or has_cite):
+            raise ValueError(
+                f"claim {self.id!r} is {self.verdict!r} but its evidence gives no source (a link or a citation)"
+            )
+
+
+def verdict_key(verdict: str) -> str:
+    """A verdict as a Python identifier, e.g. ``"partly right"`` -> ``"partly_right"`` (for names of stored values)."""
+    return str(check_choice("verdict", verdict, VERDICTS)).replace(" ", "_")
 
 
 def _check_unique(claims: Sequence[Claim]) -> None:
