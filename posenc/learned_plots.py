@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,22 @@ __all__ = [
     "training_explorer",
     "learned_explorer",
 ]
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run torch on one CPU thread inside the block, then restore the previous setting.
+
+    The models here are tiny: splitting their small matrix products across threads costs
+    more than it saves, and on a busy 2-core machine thread contention made the 150-step
+    chapter run 5 to 20 times slower than on one thread (same results either way).
+    """
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def row_gradient_norms(
@@ -139,17 +156,18 @@ def train_with_short_inputs(
     generator = torch.Generator().manual_seed(seed + 1)
     uses = torch.zeros(max_len, dtype=torch.long)
     snapshots = [initial.clone()] if 0 in wanted else []
-    for step in range(1, steps + 1):
-        seq_len = lengths[int(torch.randint(len(lengths), (1,), generator=generator))]
-        tokens, targets = task.sample(batch, seq_len, generator)
-        loss = F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten(), ignore_index=-100)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        uses[:seq_len] += batch
-        if step in wanted:
-            snapshots.append(weight.detach().clone())
-    with torch.no_grad():
+    with _one_thread():
+        for step in range(1, steps + 1):
+            seq_len = lengths[int(torch.randint(len(lengths), (1,), generator=generator))]
+            tokens, targets = task.sample(batch, seq_len, generator)
+            loss = F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten(), ignore_index=-100)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            uses[:seq_len] += batch
+            if step in wanted:
+                snapshots.append(weight.detach().clone())
+    with _one_thread(), torch.no_grad():
         test_generator = torch.Generator().manual_seed(seed + 2)
         scores = []
         for seq_len in lengths:

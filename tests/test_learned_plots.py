@@ -96,3 +96,9 @@ def test_training_explorer_steps_through_snapshots() -> None:
         training_explorer(train_with_short_inputs(max_len=8, lengths=(4,), d_model=8, steps=2, batch=2))
     with pytest.raises(ValueError, match="snapshot_steps"):
         train_with_short_inputs(max_len=8, lengths=(4,), steps=2, snapshot_steps=(3,))
+
+
+def test_training_restores_the_thread_setting() -> None:
+    before = torch.get_num_threads()
+    train_with_short_inputs(max_len=8, lengths=(4,), d_model=8, steps=1, batch=2)
+    assert torch.get_num_threads() == before
