@@ -9,6 +9,7 @@ import math
 import pytest
 import torch
 
+from posenc.analysis import peak_offsets, position_only_logits
 from posenc.sinusoidal import (
     bilinear_scores,
     diagonal_spread,
@@ -136,3 +137,14 @@ def test_diagonal_spread_layout() -> None:
 def test_errors_name_the_argument(call, error, fragment) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(error, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         call()
+
+
+@pytest.mark.parametrize("k", [1, 4, 10])
+def test_attention_view_finds_the_constructed_head(k: int) -> None:
+    """posenc.analysis reads the head as the model would: every query with i >= k peaks at -k."""
+    w_query, w_key = offset_head_weights(k, 64)
+    logits = position_only_logits(sinusoidal_table(80, 64), w_query, w_key, n_heads=1)
+    peaks = peak_offsets(logits, causal=True)
+    assert peaks.shape == (1, 80) and (peaks[0, k:] == -k).all()
+    own_logits, _ = offset_head_attention(k, 64, 80)
+    assert torch.allclose(torch.as_tensor(logits[0]).tril(), own_logits.tril().nan_to_num(neginf=0.0), atol=1e-5)
