@@ -15,10 +15,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from posenc.analysis import TableAnalysis, as_table
+from posenc.analysis import HeadPeaks, TableAnalysis, as_table, peak_offset_shares, peak_offsets
 from posenc.checks import check_positive_int
 from posenc.interactive import Control, Explorer, Frame
-from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, heatmap, new_figure, thin_indices
+from posenc.plots import DIVERGING, OKABE_ITO, SEQUENTIAL, colour, describe, heatmap, new_figure, thin_indices
 
 __all__ = [
     "ANALYSES",
@@ -30,6 +30,8 @@ __all__ = [
     "pair_trajectory",
     "norms_figure",
     "analysis_explorer",
+    "peak_share_figure",
+    "attention_explorer",
 ]
 
 #: The analyses the explorer offers, in display order.
@@ -348,4 +350,140 @@ def analysis_explorer(
         caption="Choose a table and an analysis; the slider limits the view to the first N positions "
         "(the analyses themselves use the whole table). Heatmaps show at most "
         f"{max_cells} positions per side.",
+    )
+
+
+# -- what attention sees ---------------------------------------------------------------
+def peak_share_figure(
+    peaks: Mapping[str, Sequence[HeadPeaks]], *, window: tuple[int, int] = (-8, 8), alt: str | None = None
+) -> go.Figure:
+    """One heatmap per table: for each head (row) and offset ``Δ = j - i`` (column), the share of
+    queries whose position-only logit peaks at ``Δ``.
+
+    Args:
+        peaks: table name -> :func:`posenc.analysis.peak_offset_shares` result (one entry per head).
+        window: ``(low, high)`` offsets shown, both included; shares outside it are left out
+            (each row's total says how much of the head the window holds).
+        alt: alt text (a default describing the layout is used if ``None``).
+    """
+    if not peaks:
+        raise ValueError("peaks must hold at least one table")
+    low, high = int(window[0]), int(window[1])
+    if high < low:
+        raise ValueError(f"window must be (low, high) with low <= high, got {window}")
+    names = list(peaks)
+    offsets = np.arange(low, high + 1)
+    cols = min(2, len(names))
+    rows = math.ceil(len(names) / cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, vertical_spacing=0.2, horizontal_spacing=0.1)
+    for index, name in enumerate(names):
+        heads = list(peaks[name])
+        if not heads:
+            raise ValueError(f"peaks[{name!r}] holds no heads")
+        z = np.array([[head.share(int(o)) for o in offsets] for head in heads])
+        row, col = divmod(index, cols)
+        fig.add_trace(
+            go.Heatmap(
+                z=z, x=offsets, y=[f"head {h.head}" for h in heads], zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL,
+                showscale=index == 0, colorbar=dict(title=dict(text="share of queries")),
+                hovertemplate=f"{name}<br>%{{y}}, offset %{{x}}: %{{z:.0%}} of queries<extra></extra>",
+            ),
+            row=row + 1, col=col + 1,
+        )
+        fig.update_xaxes(title_text="offset Δ = key − query (positions)", row=row + 1, col=col + 1)
+        fig.update_yaxes(autorange="reversed", row=row + 1, col=col + 1)
+    fig.update_layout(height=360 * rows + 90,
+                      title=dict(text="Where does each head's position-only logit peak? Share of queries per offset"))
+    return describe(
+        fig,
+        alt=alt or "Heatmaps, one per table: rows are attention heads, columns are offsets from "
+        f"{low} to {high}; the colour of a cell is the share of queries whose position-only logit is "
+        "largest at that offset. A bright cell means the head looks at one fixed offset.",
+    )
+
+
+def attention_explorer(
+    logits: Mapping[str, np.ndarray], *, max_cells: int = 64, causal: bool = False
+) -> Explorer:
+    """Explorer: pick a table and a head; see its position-only logits for the first positions.
+
+    Each frame shows the logits of the first ``max_cells`` queries and keys (exact entries, not a
+    strided sample: striding would skip the short offsets that matter), minus each query's mean
+    logit (softmax does not change when a row is shifted by a constant), with a marker on each
+    query's peak key. The colour scale is symmetric and ends at the 99th percentile of the
+    shown values, so one extreme row does not wash out the rest. The title gives the head's modal peak offset over *all* queries.
+
+    Args:
+        logits: table name -> ``(n_heads, n, n)`` from :func:`posenc.analysis.position_only_logits`.
+            Tables may have different numbers of heads; a head a table lacks shows an empty frame.
+        max_cells: queries and keys shown per side.
+        causal: count only keys ``j <= i`` when finding peaks.
+    """
+    if not logits:
+        raise ValueError("logits must hold at least one table")
+    max_cells = check_positive_int("max_cells", max_cells)
+    names = list(logits)
+    arrays: dict[str, np.ndarray] = {}
+    for name in names:
+        array = np.asarray(logits[name], dtype=float)
+        if array.ndim != 3 or array.shape[1] != array.shape[2]:
+            raise ValueError(f"logits[{name!r}] must have shape (n_heads, n, n), got {array.shape}")
+        arrays[name] = array
+    peaks = {name: peak_offsets(array, causal=causal) for name, array in arrays.items()}
+    summaries = {name: peak_offset_shares(p) for name, p in peaks.items()}
+    most_heads = max(a.shape[0] for a in arrays.values())
+
+    fig = go.Figure()
+    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmid=0.0, name="logit",
+                             colorbar=dict(title=dict(text="logit − query's mean")),
+                             hovertemplate="query %{y}, key %{x}: %{z:.2f}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[0], y=[0], mode="markers", name="each query's peak key",
+                             marker=dict(symbol="x", size=6, color=OKABE_ITO[0])))
+    fig.update_layout(height=560, title=dict(text=""), margin=dict(t=90), legend=dict(x=0.0, y=-0.18,
+                                                                                      orientation="h"))
+    fig.update_xaxes(title_text="key position j")
+    fig.update_yaxes(title_text="query position i", autorange="reversed")
+    describe(
+        fig,
+        alt="Interactive heatmap of one attention head's position-only logits for the first positions of one "
+        "table: query position down, key position across, with a cross on each query's largest logit. A "
+        "head that looks a fixed distance back shows a diagonal line of crosses below the main diagonal.",
+    )
+
+    def update(table: str, head: int) -> Frame:
+        array = arrays[table]
+        head = int(head)
+        if head >= array.shape[0]:
+            return Frame(traces={0: {"z": [[None]], "x": [0], "y": [0]}, 1: {"x": [], "y": []}},
+                         layout={"title.text": f"{table}: the model has only {array.shape[0]} heads "
+                                               f"(0–{array.shape[0] - 1})"})
+        shown = min(max_cells, array.shape[1])
+        block = array[head, :shown, :shown]
+        centred = block - array[head, :shown, :].mean(axis=1, keepdims=True)
+        # The 99th percentile, not the maximum: one extreme row (MiniLM's position 0) would wash out the rest.
+        limit = float(np.percentile(np.abs(centred), 99)) or 1.0
+        queries = np.arange(shown)
+        keys = queries + peaks[table][head, :shown]
+        inside = (keys >= 0) & (keys < shown)
+        summary = summaries[table][head]
+        top = ", ".join(f"{offset:+d}: {share:.1%}" for offset, share in summary.top(3))
+        title = (f"{table}, head {head}: position-only logits, positions 0–{shown - 1}<br>"
+                 f"peak offset over all {summary.n_queries} queries: {top}")
+        return Frame(
+            traces={0: {"z": centred, "x": queries, "y": queries, "zmin": -limit, "zmax": limit},
+                    1: {"x": keys[inside], "y": queries[inside]}},
+            layout={"title.text": title},
+        )
+
+    controls = [
+        Control("table", names, label="table"),
+        Control("head", list(range(most_heads)), label="head"),
+    ]
+    return Explorer(
+        fig,
+        update,
+        controls,
+        caption="Choose a table and a head. Colours: each query's logit for each key, minus the query's mean "
+        f"(the first {max_cells} positions); crosses: the key with the largest logit. The title counts the "
+        "peak offsets over all queries of the table.",
     )

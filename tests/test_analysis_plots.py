@@ -129,3 +129,50 @@ def test_explorer_argument_errors(analyses: dict) -> None:
         analysis_explorer({})
     with pytest.raises(ValueError, match="longest table"):
         analysis_explorer(analyses, windows=(64, 512))
+
+
+# -- what attention sees -----------------------------------------------------------------
+def _looking_back_logits(n: int = 20, n_heads: int = 2, k: int = 2) -> np.ndarray:
+    """Logits whose every head peaks exactly k positions back (and at 0 for the first k queries)."""
+    logits = np.zeros((n_heads, n, n))
+    for i in range(n):
+        logits[:, i, max(i - k, 0)] = 1.0
+    return logits
+
+
+def test_peak_share_figure_counts_shares_in_the_window() -> None:
+    from posenc.analysis import peak_offset_shares, peak_offsets
+    from posenc.analysis_plots import peak_share_figure
+
+    peaks = {"back two": peak_offset_shares(peak_offsets(_looking_back_logits()))}
+    fig = peak_share_figure(peaks, window=(-3, 3))
+    heat = fig.data[0]
+    assert list(heat.x) == [-3, -2, -1, 0, 1, 2, 3] and list(heat.y) == ["head 0", "head 1"]
+    z = np.asarray(heat.z)
+    # offset -2 for queries 2..19; query 1 can only reach key 0 (offset -1), query 0 itself (offset 0)
+    assert np.allclose(z[:, 1], 18 / 20) and np.allclose(z[:, 2], 1 / 20) and np.allclose(z[:, 3], 1 / 20)
+    assert fig.layout.meta and "alt" in str(fig.layout.meta)  # alt text recorded by describe()
+    with pytest.raises(ValueError, match="low <= high"):
+        peak_share_figure(peaks, window=(2, -2))
+    with pytest.raises(ValueError, match="at least one table"):
+        peak_share_figure({})
+
+
+def test_attention_explorer_frames() -> None:
+    from posenc.analysis_plots import attention_explorer
+
+    explorer = attention_explorer({"four heads": _looking_back_logits(n_heads=4), "two heads": _looking_back_logits()},
+                                  max_cells=8)
+    assert isinstance(explorer, Explorer)
+    assert [c.name for c in explorer.controls] == ["table", "head"]
+    assert list(explorer.controls[1].values) == [0, 1, 2, 3]
+    frame = explorer.frame(table="two heads", head=1)
+    heat, crosses = frame.traces[0], frame.traces[1]
+    assert np.asarray(heat["z"]).shape == (8, 8)
+    assert list(crosses["x"]) == [0, 0] + list(range(0, 6)) and list(crosses["y"]) == list(range(8))
+    assert "-2: 90.0%" in frame.layout["title.text"]
+    missing = explorer.frame(table="two heads", head=3)
+    assert "only 2 heads" in missing.layout["title.text"]
+    assert len(explorer.static_html()) < 200_000
+    with pytest.raises(ValueError, match=r"must have shape \(n_heads, n, n\)"):
+        attention_explorer({"bad": np.zeros((3, 4))})
