@@ -15,8 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +29,15 @@ from posenc.checks import check_choice, check_nonnegative_int, check_positive_in
 from posenc.interactive import Control, Explorer, Frame
 from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding, initial_table
 from posenc.models import TinyTransformer
-from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, new_figure, thin_indices
+from posenc.plots import (
+    DIVERGING,
+    OKABE_ITO,
+    colour,
+    describe,
+    new_figure,
+    thin_indices,
+)
+from posenc.runtime import single_thread
 from posenc.schemes import LearnedScheme
 from posenc.sinusoidal_plots import pick_channels
 from posenc.tasks import CopyOffsetTask, token_accuracy
@@ -46,22 +53,6 @@ __all__ = [
     "training_explorer",
     "learned_explorer",
 ]
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run torch on one CPU thread inside the block, then restore the previous setting.
-
-    The models here are tiny: splitting their small matrix products across threads costs
-    more than it saves, and on a busy 2-core machine thread contention made the 150-step
-    chapter run 5 to 20 times slower than on one thread (same results either way).
-    """
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def row_gradient_norms(
@@ -156,7 +147,7 @@ def train_with_short_inputs(
     generator = torch.Generator().manual_seed(seed + 1)
     uses = torch.zeros(max_len, dtype=torch.long)
     snapshots = [initial.clone()] if 0 in wanted else []
-    with _one_thread():
+    with single_thread():
         for step in range(1, steps + 1):
             seq_len = lengths[int(torch.randint(len(lengths), (1,), generator=generator))]
             tokens, targets = task.sample(batch, seq_len, generator)
@@ -167,7 +158,7 @@ def train_with_short_inputs(
             uses[:seq_len] += batch
             if step in wanted:
                 snapshots.append(weight.detach().clone())
-    with _one_thread(), torch.no_grad():
+    with single_thread(), torch.no_grad():
         test_generator = torch.Generator().manual_seed(seed + 2)
         scores = []
         for seq_len in lengths:
