@@ -36,6 +36,7 @@ Conventions used throughout (they matter: the same words are used loosely elsewh
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,8 @@ __all__ = [
     "row_norms",
     "PCAResult",
     "principal_components",
+    "components_for_share",
+    "variance_by_period",
     "Periodicity",
     "periodicity",
     "PairRotation",
@@ -383,6 +386,53 @@ def principal_components(table: Any, *, n_components: int = 10) -> PCAResult:
         components=pca.components_.copy(),
         explained_variance_ratio=pca.explained_variance_ratio_.copy(),
     )
+
+
+def components_for_share(table: Any, share: float) -> int:
+    """Smallest number of principal components that carry at least ``share`` of the table's
+    total variance (every component is computed, so the answer is exact).
+
+    Args:
+        table: ``(n_positions, d_model)`` whose rows are not all equal.
+        share: in (0, 1].
+    """
+    array = as_table(table)
+    if not (isinstance(share, (int, float)) and 0 < share <= 1):
+        raise ValueError(f"share must be a number in (0, 1], got {share!r}")
+    singular = np.linalg.svd(array - array.mean(axis=0), compute_uv=False)
+    cumulative = np.cumsum(singular**2) / np.sum(singular**2)
+    # The tolerance keeps share=1.0 from running past the last component through rounding.
+    return int(np.searchsorted(cumulative, share - 1e-12)) + 1
+
+
+def variance_by_period(table: Any, edges: Sequence[float]) -> np.ndarray:
+    """Share of a table's variance in each band of period along the positions.
+
+    The table is centred per channel and Fourier-transformed along positions; the power of
+    each frequency, summed over channels, is assigned to the band ``[edges[i], edges[i+1])``
+    that contains its period ``n_positions / k`` (positions per cycle). By Parseval's theorem
+    the power over all non-zero frequencies is the table's total variance, so the shares sum
+    to 1 when the bands cover every period from 2 to ``n_positions``. This is a spectrum of the
+    *whole* table, every channel and direction, not of a few principal components.
+
+    Args:
+        table: ``(n_positions, d_model)`` whose rows are not all equal.
+        edges: increasing periods in positions, at least two.
+
+    Returns:
+        ``(len(edges) - 1,)`` shares of the total variance.
+    """
+    array = as_table(table)
+    bounds = np.asarray(edges, dtype=np.float64)
+    if bounds.ndim != 1 or bounds.size < 2 or not np.all(np.isfinite(bounds)) or np.any(np.diff(bounds) <= 0):
+        raise ValueError(f"edges must be at least two increasing finite periods, got {list(edges)!r}")
+    centred = array - array.mean(axis=0)
+    power = (np.abs(np.fft.rfft(centred, axis=0)) ** 2).sum(axis=1)
+    power[0] = 0.0  # the mean, zero after centring
+    n = array.shape[0]
+    period = n / np.maximum(np.arange(power.size), 1)
+    shares = [power[(period >= low) & (period < high)].sum() for low, high in zip(bounds[:-1], bounds[1:])]
+    return np.asarray(shares) / power.sum()
 
 
 # -- periodicity ---------------------------------------------------------------------

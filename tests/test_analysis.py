@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc.analysis import (
+    components_for_share,
+    variance_by_period,
     PCAResult,
     analyze_table,
     as_table,
@@ -357,3 +359,38 @@ def test_shifting_every_row_leaves_distances_and_pca_variance_unchanged(n: int, 
         principal_components(table, n_components=k).explained_variance_ratio,
         atol=1e-9,
     )
+
+
+# -- the spectrum of a whole table -----------------------------------------------------
+def test_variance_by_period_puts_a_pure_wave_in_its_band() -> None:
+    positions = np.arange(256)[:, None]
+    table = np.hstack([np.sin(2 * np.pi * positions / 16), np.cos(2 * np.pi * positions / 16)])
+    shares = variance_by_period(table, [2, 8, 32, 257])
+    np.testing.assert_allclose(shares, [0.0, 1.0, 0.0], atol=1e-12)
+
+
+def test_variance_by_period_shares_sum_to_one_over_all_periods() -> None:
+    table = np.random.default_rng(0).standard_normal((100, 7))
+    shares = variance_by_period(table, [2, 5, 20, 101])
+    assert shares.shape == (3,) and abs(shares.sum() - 1) < 1e-12
+
+
+@pytest.mark.parametrize("edges", [[8], [8, 8], [16, 8], [2, float("nan")]])
+def test_variance_by_period_rejects_bad_edges(edges: list[float]) -> None:
+    with pytest.raises(ValueError, match="edges must be"):
+        variance_by_period(np.random.default_rng(0).standard_normal((10, 3)), edges)
+
+
+def test_components_for_share_counts_exactly() -> None:
+    # Variances 9, 4, 1 along three axes: orthogonal zero-mean columns of a Hadamard matrix.
+    signs = np.array([[1, 1, 1], [-1, 1, -1], [1, -1, -1], [-1, -1, 1]], dtype=float)
+    table = signs * np.array([3.0, 2.0, 1.0])
+    assert components_for_share(table, 9 / 14) == 1
+    assert components_for_share(table, 9 / 14 + 1e-6) == 2
+    assert components_for_share(table, 1.0) == 3
+
+
+@pytest.mark.parametrize("share", [0, -0.1, 1.5, "half"])
+def test_components_for_share_rejects_bad_share(share: object) -> None:
+    with pytest.raises(ValueError, match="share must be"):
+        components_for_share(np.eye(4), share)  # type: ignore[arg-type]
