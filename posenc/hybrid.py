@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from posenc.checks import check_choice, check_positions, check_positive_int
-from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding
+from posenc.learned import INIT_CHOICES, LearnedPositionEmbedding
 from posenc.params import position_parameters
 from posenc.schemes import PositionScheme, SinusoidalScheme
 from posenc.sinusoidal import sinusoidal_table
@@ -219,7 +219,7 @@ class HierarchicalPositionEmbedding(_AddedPositions):
         n_segments: rows of the segment table.
         segment_len: positions per segment (rows of the offset table).
         d_model: width of each vector.
-        init: init of both tables, one of :data:`posenc.learned.INIT_STRATEGIES`.
+        init: init of both tables, one of :data:`posenc.learned.INIT_CHOICES`.
     """
 
     def __init__(self, n_segments: int, segment_len: int, d_model: int, *, init: str = "bert") -> None:
@@ -228,7 +228,7 @@ class HierarchicalPositionEmbedding(_AddedPositions):
         self.segment_len = check_positive_int("segment_len", segment_len)
         self.d_model = check_positive_int("d_model", d_model)
         self.max_len = self.n_segments * self.segment_len
-        check_choice("init", init, INIT_STRATEGIES)
+        check_choice("init", init, INIT_CHOICES)
         # Two ordinary learned tables: the same inits, lookups and errors as chapter 3's.
         self.segments = LearnedPositionEmbedding(self.n_segments, self.d_model, init=init)
         self.offsets = LearnedPositionEmbedding(self.segment_len, self.d_model, init=init)

@@ -35,7 +35,7 @@ from posenc.hybrid import (
     HybridScheme,
     ScaledSinusoidalEmbedding,
 )
-from posenc.learned import INIT_STRATEGIES
+from posenc.learned import INIT_CHOICES
 from posenc.relative import AlibiScheme, RopeScheme
 from posenc.schemes import LearnedScheme, NoPosition, PositionScheme, SinusoidalScheme, reject_options
 
@@ -58,7 +58,7 @@ def _make_sinusoidal(*, d_model: int, n_heads: int, max_len: int, **options: Any
 def _make_learned(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
     reject_options("learned", options, ("init", "extrapolation"))
     init = options.get("init", "bert")
-    check_choice("init", init, INIT_STRATEGIES)
+    check_choice("init", init, INIT_CHOICES)
     return LearnedScheme(d_model, max_len, init=init, extrapolation=options.get("extrapolation"))
 
 

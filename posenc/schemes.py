@@ -113,7 +113,7 @@ class LearnedScheme(PositionScheme):
     Args:
         d_model: width of each position vector.
         max_len: rows in the table (the longest input it was built for).
-        init: one of :data:`posenc.learned.INIT_STRATEGIES`.
+        init: one of :data:`posenc.learned.INIT_CHOICES`.
         extrapolation: ``None`` (positions past the table raise ValueError) or a
             workaround from :mod:`posenc.extrapolate` (``"clip"``, ``"modular"``,
             ``"interpolate"``) used only for positions the table does not have.
