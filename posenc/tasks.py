@@ -4,31 +4,48 @@ Each task draws random sequences of symbols on the fly from a seeded
 ``torch.Generator`` and labels every position. The labels are a function of token
 *positions*, so a model that sees the input only as a bag (multiset) of tokens cannot
 get them right, whatever its size: :func:`bag_of_tokens_accuracy` measures the best
-such a model can do, and it is far below what a model with positions reaches.
+such a model can do (each task's :meth:`Task.bag_ceiling_guess`), and it is far below
+what a model with positions reaches.
 
-* :class:`CopyOffsetTask` (``"copy_offset"``): output at position ``i`` is the token at
-  position ``i - offset``. The rule is the same at every length and only needs the
-  *relative* position, which makes it the length-generalization task of chapter 7.
-* :class:`ReverseTask` (``"reverse"``): output at position ``i`` is the token at
-  position ``seq_len - 1 - i``, a rule tied to absolute positions and the length.
+The suite covers three kinds of rule (each task's ``kind`` attribute names it, so tables
+can be labelled; ``causal_ok`` says whether a causal model can solve it):
+
+* :class:`CopyOffsetTask` (``"copy_offset"``, *local relative*): output at position ``i``
+  is the token at position ``i - offset``. The rule is the same at every length and only
+  needs the *relative* position, which makes it the length-generalization task of
+  chapter 7.
+* :class:`MarkerRecallTask` (``"marker_recall"``, *long-range content*): a reserved
+  marker symbol occurs exactly once, at a random position ``p`` in the first part of the
+  sequence; every position ``i > p + 1`` outputs ``token[p + 1]``, the token that followed
+  the marker. The model must find the marker by its content, at any distance, then take
+  one relative step: a bias towards nearby tokens hurts.
+* :class:`CopyHalfTask` (``"copy_half"``, *absolute*): output at position ``i >= 1`` is
+  ``token[i // 2]``. The offset ``i - i // 2`` grows with ``i``, so a rule that only knows
+  relative offsets cannot express it without knowing ``i``.
+* :class:`ReverseTask` (``"reverse"``, *absolute, length-tied*, encoder only): output at
+  position ``i`` is the token at position ``seq_len - 1 - i``, a rule tied to absolute
+  positions and the length.
 
 Targets use ``-100`` (PyTorch's ``ignore_index``) where there is nothing to predict.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
+from posenc.checks import check_choice, check_nonnegative_int, check_positive_float, check_positive_int
 
 __all__ = [
     "IGNORE_INDEX",
     "Task",
     "CopyOffsetTask",
     "ReverseTask",
+    "MarkerRecallTask",
+    "CopyHalfTask",
     "make_task",
     "available_tasks",
     "make_generator",
@@ -56,12 +73,18 @@ class Task:
         vocab_size: number of input token ids.
         n_outputs: number of output classes per position.
         min_len: the shortest sequence length the task accepts.
+        kind: the kind of rule, for labelling tables (``"local relative"``,
+            ``"long-range content"``, ``"absolute"``, ...).
+        causal_ok: whether a causal model (position ``i`` sees positions ``<= i``) has
+            all it needs: every target is a token at a position ``<= i``.
     """
 
     name: str = "task"
     vocab_size: int
     n_outputs: int
     min_len: int = 1
+    kind: str = "unspecified"
+    causal_ok: bool = True
 
     def options(self) -> dict[str, Any]:
         """Keyword arguments that recreate this task with :func:`make_task`."""
@@ -84,8 +107,37 @@ class Task:
         seq_len = check_positive_int("seq_len", seq_len)
         if seq_len < self.min_len:
             raise ValueError(f"seq_len must be >= {self.min_len} for task {self.name!r}, got {seq_len}")
-        tokens = torch.randint(0, self.vocab_size, (batch_size, seq_len), generator=generator)
+        tokens = self._draw(batch_size, seq_len, generator)
         return tokens, self.labels(tokens)
+
+    def _draw(self, batch_size: int, seq_len: int, generator: torch.Generator | None) -> torch.Tensor:
+        """Random input tokens ``(batch_size, seq_len)``: i.i.d. uniform over the vocabulary.
+
+        Tasks with structured inputs (a reserved marker) override this; arguments are
+        already checked.
+        """
+        return torch.randint(0, self.vocab_size, (batch_size, seq_len), generator=generator)
+
+    def bag_ceiling_guess(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The best position-blind prediction for ``tokens`` ``(batch, seq_len)``.
+
+        A position-blind model sees each sequence only as a multiset ``M`` of tokens: it
+        cannot tell its positions apart, so it gives one answer ``g`` at every position of
+        a sequence. Its expected number of correct labels is
+        ``sum_i P(target[i] = g | M)``. When the inputs are i.i.d. (so, given ``M``, every
+        arrangement of ``M`` is equally likely) and each labelled target is the token at
+        some fixed position, ``P(target[i] = g | M) = count_M(g) / seq_len`` for every
+        ``i``: the best guess is the most frequent symbol of ``M`` (any of them on ties;
+        the smallest id here). This holds for ``copy_offset``, ``reverse`` and
+        ``copy_half``; :class:`MarkerRecallTask` overrides it.
+
+        Returns:
+            Predictions ``(batch, seq_len)`` long, the same value along each row.
+        """
+        counts = torch.zeros(tokens.shape[0], self.vocab_size, dtype=torch.long)
+        counts.scatter_add_(1, tokens, torch.ones_like(tokens))
+        # argmax returns the first maximum: the smallest id on ties
+        return counts.argmax(dim=1, keepdim=True).expand_as(tokens)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
@@ -104,6 +156,7 @@ class CopyOffsetTask(Task):
     """
 
     name = "copy_offset"
+    kind = "local relative"
 
     def __init__(self, n_symbols: int = 16, offset: int = 2) -> None:
         self.n_symbols = check_positive_int("n_symbols", n_symbols)
@@ -130,6 +183,9 @@ class ReverseTask(Task):
 
     name = "reverse"
     min_len = 2
+    kind = "absolute, length-tied"
+    # position i < seq_len / 2 needs a token that comes after it
+    causal_ok = False
 
     def __init__(self, n_symbols: int = 16) -> None:
         self.n_symbols = check_positive_int("n_symbols", n_symbols)
@@ -143,7 +199,136 @@ class ReverseTask(Task):
         return tokens.flip(-1).clone()
 
 
-_TASKS: dict[str, Callable[..., Task]] = {"copy_offset": CopyOffsetTask, "reverse": ReverseTask}
+class MarkerRecallTask(Task):
+    """Recall the token that followed a marker: ``target[i] = token[p + 1]`` for ``i > p + 1``.
+
+    A reserved marker symbol (id ``n_symbols``) occurs exactly once, at position ``p``
+    drawn uniformly from the first ``n_p = max(1, floor(marker_frac * (seq_len - 2)))``
+    positions, so ``0 <= p <= seq_len - 3`` and at least one position is labelled. Every
+    other token is uniform over the ``n_symbols`` ordinary symbols, so the answer
+    ``token[p + 1]`` is never the marker. Positions ``i <= p + 1`` have no label.
+
+    Solving it needs content-based lookup at any distance (find the marker) followed by a
+    relative step of +1; a model that prefers nearby tokens is hurt, because the answer
+    is ``i - p - 1`` tokens back. It is a one-key case of associative recall
+    and of the induction-head pattern (Olsson et al., 2022, "In-context Learning and
+    Induction Heads"), reduced to one key that is the same in every sequence.
+
+    Args:
+        n_symbols: number of ordinary symbols (outputs); the input vocabulary adds the marker.
+        marker_frac: fraction of the first ``seq_len - 2`` positions the marker may occupy,
+            in ``(0, 1]``.
+    """
+
+    name = "marker_recall"
+    min_len = 3
+    kind = "long-range content"
+
+    def __init__(self, n_symbols: int = 16, marker_frac: float = 0.5) -> None:
+        self.n_symbols = check_positive_int("n_symbols", n_symbols)
+        self.marker_frac = check_positive_float("marker_frac", marker_frac)
+        if self.marker_frac > 1.0:
+            raise ValueError(f"marker_frac must be in (0, 1], got {marker_frac}")
+        self.marker = self.n_symbols
+        self.vocab_size = self.n_symbols + 1
+        self.n_outputs = self.n_symbols
+
+    def options(self) -> dict[str, Any]:
+        return {"n_symbols": self.n_symbols, "marker_frac": self.marker_frac}
+
+    def marker_choices(self, seq_len: int) -> int:
+        """How many positions the marker may occupy: ``max(1, floor(marker_frac * (seq_len - 2)))``."""
+        seq_len = check_positive_int("seq_len", seq_len)
+        if seq_len < self.min_len:
+            raise ValueError(f"seq_len must be >= {self.min_len} for task {self.name!r}, got {seq_len}")
+        return max(1, math.floor(self.marker_frac * (seq_len - 2)))
+
+    def _draw(self, batch_size: int, seq_len: int, generator: torch.Generator | None) -> torch.Tensor:
+        # ordinary symbols only, then one marker per row: it cannot occur anywhere else
+        tokens = torch.randint(0, self.n_symbols, (batch_size, seq_len), generator=generator)
+        where = torch.randint(0, self.marker_choices(seq_len), (batch_size, 1), generator=generator)
+        tokens.scatter_(1, where, self.marker)
+        return tokens
+
+    def marker_positions(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Position ``p`` of the marker in each row of ``tokens`` ``(batch, seq_len)``: ``(batch,)`` long.
+
+        Raises:
+            ValueError: if a row holds the marker zero times or more than once.
+        """
+        is_marker = tokens == self.marker
+        per_row = is_marker.sum(dim=1)
+        bad = torch.nonzero(per_row != 1).flatten()
+        if bad.numel():
+            row = int(bad[0])
+            raise ValueError(
+                f"tokens must hold the marker (id {self.marker}) exactly once per row; "
+                f"row {row} holds it {int(per_row[row])} times"
+            )
+        return is_marker.long().argmax(dim=1)
+
+    def labels(self, tokens: torch.Tensor) -> torch.Tensor:
+        p = self.marker_positions(tokens)
+        seq_len = tokens.shape[1]
+        # a marker in the last place has no follower: clamp the index, the row has no label anyway
+        answer = tokens.gather(1, (p + 1).clamp(max=seq_len - 1).unsqueeze(1))
+        labelled = torch.arange(seq_len).unsqueeze(0) > (p + 1).unsqueeze(1)
+        return torch.where(labelled, answer.expand_as(tokens), torch.full_like(tokens, IGNORE_INDEX))
+
+    def bag_ceiling_guess(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The best position-blind prediction: the most frequent *ordinary* symbol.
+
+        Given the multiset ``M`` (one marker and ``seq_len - 1`` ordinary tokens), the
+        ordinary tokens are i.i.d. and independent of the marker position ``p``, so every
+        arrangement of them is equally likely and the answer ``token[p + 1]`` is a
+        uniformly random one of them: ``P(answer = g | M) = count_M(g) / (seq_len - 1)``
+        for an ordinary ``g``, and 0 for the marker. All labelled positions of a row share
+        the answer, so the expected number correct for a constant guess ``g`` is
+        ``E[n_labelled(p)] * count_M(g) / (seq_len - 1)``: the best guess is the most
+        frequent ordinary symbol (the smallest id on ties).
+        """
+        counts = torch.zeros(tokens.shape[0], self.vocab_size, dtype=torch.long)
+        counts.scatter_add_(1, tokens, torch.ones_like(tokens))
+        return counts[:, : self.n_symbols].argmax(dim=1, keepdim=True).expand_as(tokens)
+
+
+class CopyHalfTask(Task):
+    """Copy from half-way back: ``target[i] = token[i // 2]`` for ``i >= 1``.
+
+    Position 0 has no label (it would copy itself). The offset ``i - i // 2`` grows with
+    ``i``, so a rule that only sees relative offsets cannot express it without knowing
+    ``i``: it needs absolute positions. Every target comes from a position ``<= i``, so
+    a causal model can solve it.
+
+    Args:
+        n_symbols: number of distinct symbols.
+    """
+
+    name = "copy_half"
+    min_len = 2
+    kind = "absolute"
+
+    def __init__(self, n_symbols: int = 16) -> None:
+        self.n_symbols = check_positive_int("n_symbols", n_symbols)
+        self.vocab_size = self.n_symbols
+        self.n_outputs = self.n_symbols
+
+    def options(self) -> dict[str, Any]:
+        return {"n_symbols": self.n_symbols}
+
+    def labels(self, tokens: torch.Tensor) -> torch.Tensor:
+        source = torch.arange(tokens.shape[1]) // 2
+        targets = tokens[:, source].clone()
+        targets[:, 0] = IGNORE_INDEX
+        return targets
+
+
+_TASKS: dict[str, Callable[..., Task]] = {
+    "copy_offset": CopyOffsetTask,
+    "reverse": ReverseTask,
+    "marker_recall": MarkerRecallTask,
+    "copy_half": CopyHalfTask,
+}
 
 
 def available_tasks() -> list[str]:
@@ -185,19 +370,17 @@ def token_accuracy(predictions: torch.Tensor, targets: torch.Tensor) -> float:
 
 
 def bag_of_tokens_accuracy(task: Task, seq_len: int, *, n_examples: int = 2048, seed: int = 0) -> float:
-    """Accuracy of the best position-blind guess: the most frequent symbol of each sequence.
+    """Accuracy of the best position-blind guess, :meth:`Task.bag_ceiling_guess`.
 
-    A model that sees a sequence only as a multiset of tokens can at best guess, for every
-    labelled position, a symbol that occurs often in the sequence; predicting the sequence's
-    most frequent symbol (smallest id on ties) is that guess. For both tasks here the target
-    is a uniformly random element of the sequence, so this is the ceiling for any such model
-    up to small fluctuations.
+    A model that sees a sequence only as a multiset of tokens gives one answer at every
+    position of it; the best such answer is the task's ``bag_ceiling_guess`` (the most
+    frequent symbol for ``copy_offset``, ``reverse`` and ``copy_half``, where each target
+    is a uniformly random element of the sequence given its multiset; the most frequent
+    ordinary symbol for ``marker_recall``). Its accuracy is the ceiling for any such model,
+    up to sampling fluctuations of ``n_examples`` sequences.
 
     Returns:
         Token accuracy in ``[0, 1]``.
     """
     tokens, targets = fixed_dataset(task, n_examples, seq_len, seed=seed)
-    counts = torch.zeros(tokens.shape[0], task.vocab_size, dtype=torch.long)
-    counts.scatter_add_(1, tokens, torch.ones_like(tokens))
-    guess = counts.argmax(dim=1, keepdim=True).expand_as(tokens)
-    return token_accuracy(guess, targets)
+    return token_accuracy(task.bag_ceiling_guess(tokens), targets)
