@@ -4,8 +4,10 @@
 :class:`posenc.schemes.PositionScheme` can act inside it through any of its three hooks
 (add vectors, rotate queries and keys, bias the scores). The scheme is given by name and
 created by :func:`posenc.registry.make_position_scheme`. The model has an optional causal
-mask and two ways to combine token and position vectors: ``"add"`` (the usual sum) or
-``"concat"`` (see the class docstring).
+mask, two ways to combine token and position vectors: ``"add"`` (the usual sum) or
+``"concat"`` (see the class docstring), and an optional learned anchor token in front of
+every input (``bos_token=True``). :func:`reversal_gap` measures whether a model treats a
+reversed input as the mirror image of the original.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from posenc.checks import check_choice, check_positions, check_positive_float, c
 from posenc.registry import make_position_scheme
 from posenc.schemes import PositionScheme
 
-__all__ = ["MultiHeadSelfAttention", "TransformerBlock", "TinyTransformer", "COMBINE_MODES"]
+__all__ = ["MultiHeadSelfAttention", "TransformerBlock", "TinyTransformer", "COMBINE_MODES", "reversal_gap"]
 
 #: Ways :class:`TinyTransformer` combines token and position vectors.
 COMBINE_MODES: tuple[str, ...] = ("add", "concat")
@@ -124,6 +126,23 @@ class TinyTransformer(nn.Module):
             The default 1.0 is the scale the paper's ``sqrt(d_model)`` multiplier gives its
             embeddings; BERT and GPT-2 use 0.02 for tokens *and* 0.02 / 0.01 for positions.
             What matters for a learned position table is its scale relative to this one.
+        bos_token: if ``True``, one learned vector (an anchor, like BERT's ``[CLS]``) is put
+            in front of every input at position 0, the tokens move to positions ``1 .. seq_len``
+            (given ``position_ids`` are shifted by one), and the anchor's own output is
+            dropped, so the logits keep the shape ``(batch, seq_len, n_outputs)``. The scheme
+            is built for ``max_len + 1`` positions so an input of ``max_len`` tokens still
+            fits. Why: a model whose only position signal is the distance ``|i - j|`` (ALiBi
+            without a causal mask) cannot tell an input from its reverse (see
+            :func:`reversal_gap`); an anchor at one end gives every token a distance to the
+            start. This is a model option, not a scheme option, because no scheme hook can
+            add a token; it is off by default, and when off the model, its parameters and
+            its random initialisation are exactly what they were before the option existed
+            (the anchor's weights are drawn after all others).
+            The anchor vector has the token width (``d_model``, or ``d_model - d_pos`` with
+            ``combine="concat"``) and the init std of the token embeddings.
+
+    For ``position="t5_bias"`` the option ``bidirectional`` defaults to ``not causal`` (T5's
+    encoder buckets without a mask, its decoder buckets with one), unless given.
     """
 
     def __init__(
@@ -143,6 +162,7 @@ class TinyTransformer(nn.Module):
         combine: str = "add",
         d_pos: int | None = None,
         token_init_std: float = 1.0,
+        bos_token: bool = False,
     ) -> None:
         super().__init__()
         self.vocab_size = check_positive_int("vocab_size", vocab_size)
@@ -158,6 +178,12 @@ class TinyTransformer(nn.Module):
         self.causal = bool(causal)
         self.position_name = position
         options = dict(position_options or {})
+        if not isinstance(bos_token, bool):
+            raise TypeError(f"bos_token must be True or False, got {bos_token!r} of type {type(bos_token).__name__}")
+        self.bos_token = bos_token
+        if position == "t5_bias":
+            # T5 uses direction-aware buckets in its encoder and look-back-only ones in its decoder.
+            options.setdefault("bidirectional", not self.causal)
         if self.combine == "add":
             if d_pos is not None:
                 raise ValueError(f"d_pos is only used with combine='concat', got d_pos={d_pos!r}")
@@ -170,8 +196,10 @@ class TinyTransformer(nn.Module):
             d_token = self.d_model - self.d_pos
         self.token_embedding = nn.Embedding(self.vocab_size, d_token)
         nn.init.normal_(self.token_embedding.weight, std=check_positive_float("token_init_std", token_init_std))
+        # With an anchor the last of max_len tokens sits at position max_len: one more row.
+        scheme_len = self.max_len + 1 if self.bos_token else self.max_len
         self.position = make_position_scheme(
-            position, d_model=self.d_pos, n_heads=n_heads, max_len=self.max_len, **options
+            position, d_model=self.d_pos, n_heads=n_heads, max_len=scheme_len, **options
         )
         if self.combine == "concat" and (
             type(self.position).rotate is not PositionScheme.rotate
@@ -185,6 +213,11 @@ class TinyTransformer(nn.Module):
         )
         self.norm = nn.LayerNorm(self.d_model)
         self.head = nn.Linear(self.d_model, self.n_outputs)
+        self.bos: nn.Parameter | None = None
+        if self.bos_token:
+            # Created last so every other weight gets the same random draw as without an anchor.
+            self.bos = nn.Parameter(torch.empty(d_token))
+            nn.init.normal_(self.bos, std=token_init_std)
 
     def _positions(self, tokens: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor:
         batch, seq_len = tokens.shape
@@ -197,10 +230,24 @@ class TinyTransformer(nn.Module):
             )
         return pos
 
+    @staticmethod
+    def _with_anchor(positions: torch.Tensor) -> torch.Tensor:
+        """Positions with the anchor at 0 in front: ``[0, p_0 + 1, ..., p_{n-1} + 1]`` (per batch row if 2-D)."""
+        zero = positions.new_zeros(*positions.shape[:-1], 1)
+        return torch.cat([zero, positions + 1], dim=-1)
+
     def embed(self, tokens: torch.Tensor, position_ids: torch.Tensor | None = None) -> torch.Tensor:
-        """Token plus position vectors, ``(batch, seq_len, d_model)``, before the blocks."""
+        """Token plus position vectors, ``(batch, seq_len, d_model)``, before the blocks.
+
+        With ``bos_token=True`` the anchor comes first: ``(batch, 1 + seq_len, d_model)``,
+        at positions ``0, p_0 + 1, ..., p_{n-1} + 1``.
+        """
         positions = self._positions(tokens, position_ids)
         x = self.token_embedding(tokens)
+        if self.bos is not None:
+            anchor = self.bos.to(x.dtype).expand(x.shape[0], 1, -1)
+            x = torch.cat([anchor, x], dim=1)
+            positions = self._with_anchor(positions)
         if self.combine == "add":
             return self.position.embed(x, positions)
         # The scheme adds its vector to zeros: that *is* the position vector to concatenate.
@@ -226,11 +273,54 @@ class TinyTransformer(nn.Module):
             )
         positions = self._positions(tokens, position_ids)
         x = self.embed(tokens, positions)
+        if self.bos is not None:
+            positions = self._with_anchor(positions)
         bias = self.position.attention_bias(positions)
-        seq_len = tokens.shape[1]
+        seq_len = x.shape[1]
         mask = None
         if self.causal:
             mask = torch.ones(seq_len, seq_len, dtype=torch.bool, device=tokens.device).triu(1)
         for block in self.blocks:
             x = block(x, positions, self.position, bias=bias, mask=mask)
-        return self.head(self.norm(x))
+        logits = self.head(self.norm(x))
+        return logits[:, 1:] if self.bos is not None else logits
+
+
+def reversal_gap(model: TinyTransformer, tokens: torch.Tensor) -> float:
+    """How far a model is from treating a reversed input as the mirror image of the original.
+
+    ``gap = max |f(reverse(x)) - reverse(f(x))|`` over every batch row, position and logit,
+    where ``reverse`` flips the sequence axis and ``f`` is the model (in eval mode, no
+    gradients; its training mode is restored afterwards).
+
+    Why it matters: without a causal mask, attention is permutation-equivariant, and a
+    position bias of the form ``b(|i - j|)`` (ALiBi's encoder bias, or no position signal at
+    all) is unchanged by reversal (``|(n-1-i) - (n-1-j)| = |i - j|``), so the gap is 0 up to
+    float error. Then for any input that reads the same both ways, position ``i`` and
+    position ``n - 1 - i`` get identical logits: the model can never learn labels that are
+    not reverse-symmetric (e.g. "mark the first token"). Direction-aware signals (T5's
+    bidirectional buckets, RoPE, absolute vectors, a causal mask, or ``bos_token=True``)
+    make the gap large. Default positions ``0 .. seq_len - 1`` are used.
+
+    Args:
+        model: a :class:`TinyTransformer`.
+        tokens: ``(batch, seq_len)`` token ids.
+
+    Returns:
+        The gap as a Python float (``0.0`` means exactly mirror-equivariant).
+    """
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model must be a TinyTransformer, got {type(model).__name__}")
+    if not isinstance(tokens, torch.Tensor) or tokens.ndim != 2:
+        raise ValueError(f"tokens must be a tensor of shape (batch, seq_len), got {getattr(tokens, 'shape', tokens)!r}")
+    if tokens.numel() == 0:
+        raise ValueError(f"tokens must hold at least one token, got shape {tuple(tokens.shape)}")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            forward = model(tokens)
+            backward = model(tokens.flip(1))
+    finally:
+        model.train(was_training)
+    return float((backward - forward.flip(1)).abs().max())

@@ -14,6 +14,7 @@ name                       scheme                                          optio
 ``learned``                learned table (:mod:`posenc.learned`)           ``init``, ``extrapolation``
 ``rope``                   rotary (:mod:`posenc.relative`)                 ``base``, ``layout``
 ``alibi``                  linear biases (:mod:`posenc.relative`)          —
+``t5_bias``                T5's learned buckets (:mod:`posenc.relative`)   ``bidirectional``, ``num_buckets``, ``max_distance``, ``init_std``
 ``hybrid-scaled-sinusoid`` frozen sinusoid, learned scale (:mod:`~posenc.hybrid`)  ``base``
 ``hybrid-factored``        low-rank learned table (:mod:`posenc.hybrid`)   ``rank``, ``init``
 ``hybrid-hierarchical``    segment + offset tables (:mod:`posenc.hybrid`)  ``segment_len``, ``n_segments``, ``init``
@@ -36,7 +37,7 @@ from posenc.hybrid import (
     ScaledSinusoidalEmbedding,
 )
 from posenc.learned import INIT_CHOICES
-from posenc.relative import AlibiScheme, RopeScheme
+from posenc.relative import AlibiScheme, RopeScheme, T5BiasScheme
 from posenc.schemes import LearnedScheme, NoPosition, PositionScheme, SinusoidalScheme, reject_options
 
 __all__ = ["register_scheme", "available_schemes", "make_position_scheme"]
@@ -72,6 +73,11 @@ def _make_alibi(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> 
     return AlibiScheme(n_heads)
 
 
+def _make_t5_bias(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
+    reject_options("t5_bias", options, ("bidirectional", "num_buckets", "max_distance", "init_std"))
+    return T5BiasScheme(d_model, n_heads, **options)
+
+
 def _make_scaled(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
     reject_options("hybrid-scaled-sinusoid", options, ("base",))
     return HybridScheme(ScaledSinusoidalEmbedding(d_model, **options))
@@ -102,6 +108,7 @@ _REGISTRY: dict[str, SchemeFactory] = {
     "hybrid-scaled-sinusoid": _make_scaled,
     "hybrid-factored": _make_factored,
     "hybrid-hierarchical": _make_hierarchical,
+    "t5_bias": _make_t5_bias,
 }
 
 

@@ -1,4 +1,4 @@
-"""Relative position methods that act inside attention: RoPE and ALiBi.
+"""Relative position methods that act inside attention: RoPE, ALiBi and T5's bucketed bias.
 
 Absolute schemes (sinusoidal, learned, the hybrids) *add* a vector to each token before
 the first layer. The two methods here leave the token vectors alone and change the
@@ -11,9 +11,13 @@ and a key rather than on where either of them sits:
   side and ``n`` on the other leaves a dot product that depends only on ``m - n``.
 * **ALiBi** (attention with linear biases, Press et al., 2022): add ``-slope_h * distance``
   to the attention score of head ``h``; the slopes are fixed, a geometric sequence.
+* **T5's relative bias** (Raffel et al., 2020): put the offset ``key - query`` into one
+  of a few buckets (exact for small offsets, logarithmic up to ``max_distance``, one bucket
+  beyond) and add a *learned* scalar per bucket and head to the attention score.
 
-Both are available to :class:`posenc.models.TinyTransformer` by name (``"rope"`` and
-``"alibi"``, see :mod:`posenc.registry`); the scheme adapters are at the end of this module.
+All three are available to :class:`posenc.models.TinyTransformer` by name (``"rope"``,
+``"alibi"`` and ``"t5_bias"``, see :mod:`posenc.registry`); the scheme adapters are at the
+end of this module.
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from posenc.checks import check_choice, check_even_int, check_positive_float, check_positive_int, check_real_positions
+from posenc.checks import (
+    check_choice,
+    check_even_int,
+    check_positions,
+    check_positive_float,
+    check_positive_int,
+    check_real_positions,
+)
 from posenc.schemes import PositionScheme
 
 __all__ = [
@@ -38,6 +49,9 @@ __all__ = [
     "ALiBi",
     "RopeScheme",
     "AlibiScheme",
+    "t5_relative_position_bucket",
+    "T5RelativeBias",
+    "T5BiasScheme",
 ]
 
 #: How coordinates are paired for rotation. ``"interleaved"``: ``(x[2i], x[2i+1])``, as in
@@ -289,6 +303,11 @@ class AlibiScheme(PositionScheme):
     """ALiBi as a :class:`posenc.schemes.PositionScheme`: a fixed bias on every layer's
     attention scores (symmetric ``-m |i - j|``; see :func:`alibi_bias`). Defined for any position.
 
+    Without a causal mask this bias is its own reverse (``bias[n-1-i, n-1-j] = bias[i, j]``),
+    so a model whose only position signal it is maps a reversed input to the reversed output
+    (:func:`posenc.models.reversal_gap` is 0 up to float error). ``TinyTransformer(...,
+    bos_token=True)`` adds an anchor at one end that breaks this symmetry.
+
     Args:
         n_heads: number of heads (one slope each).
     """
@@ -300,3 +319,196 @@ class AlibiScheme(PositionScheme):
 
     def attention_bias(self, positions: torch.Tensor) -> torch.Tensor:
         return self.alibi(positions)
+
+
+# -- T5 relative bias ---------------------------------------------------------------------
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
+    return value
+
+
+def _check_buckets(bidirectional: Any, num_buckets: Any, max_distance: Any) -> tuple[bool, int, int]:
+    """Validate T5's bucket settings; return them. Each direction needs an exact half and a log half."""
+    bidirectional = _check_bool("bidirectional", bidirectional)
+    num_buckets = check_positive_int("num_buckets", num_buckets)
+    max_distance = check_positive_int("max_distance", max_distance)
+    per_direction = num_buckets // 2 if bidirectional else num_buckets
+    if per_direction < 2:
+        least = 4 if bidirectional else 2
+        raise ValueError(
+            f"num_buckets must be >= {least} with bidirectional={bidirectional} (each direction needs at least "
+            f"one exact and one logarithmic bucket), got {num_buckets}"
+        )
+    max_exact = per_direction // 2
+    if max_distance <= max_exact:
+        raise ValueError(
+            f"max_distance must be > {max_exact} (the offsets that get exact buckets with num_buckets={num_buckets}, "
+            f"bidirectional={bidirectional}), got {max_distance}"
+        )
+    return bidirectional, num_buckets, max_distance
+
+
+def t5_relative_position_bucket(
+    relative_position: Any,
+    *,
+    bidirectional: bool,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+) -> torch.Tensor:
+    """T5's bucket for each offset ``r = key_position - query_position`` (Raffel et al., 2020).
+
+    The rule of the reference implementation (Mesh TensorFlow, and Hugging Face's
+    ``T5Attention._relative_position_bucket``), with ``n`` buckets per direction
+    (``n = num_buckets // 2`` if ``bidirectional``, else ``num_buckets``) and
+    ``e = n // 2`` exact buckets:
+
+    * distance ``d``: ``|r|`` if ``bidirectional``; else ``max(-r, 0)`` (a causal model
+      only looks back; every future offset shares bucket 0 with ``r = 0``);
+    * ``d < e``: bucket ``d`` (one bucket per offset);
+    * ``d >= e``: bucket ``min(e + floor(log(d / e) / log(max_distance / e) * (n - e)), n - 1)``,
+      i.e. logarithmically wider buckets up to ``max_distance``; every ``d >= max_distance``
+      is in the last bucket ``n - 1``;
+    * if ``bidirectional``, keys *after* the query (``r > 0``) use buckets ``n .. 2n - 1``
+      (bucket ``n`` itself, distance 0 after the query, never occurs: a quirk of the reference).
+
+    The logarithm is taken in float32 with the same operations as the reference, so the
+    buckets agree with it even where ``log(d / e) / log(max_distance / e) * (n - e)`` is an
+    integer in exact arithmetic (e.g. ``d = 16, 32, 64`` for the defaults).
+
+    Args:
+        relative_position: integer offsets ``key - query``, any shape ``S``, any sign.
+        bidirectional: ``True`` for an encoder (direction-aware buckets), ``False`` for a
+            causal decoder.
+        num_buckets: total number of buckets (T5: 32). With ``bidirectional`` and an odd
+            value, the last bucket is never used (as in the reference).
+        max_distance: distances from here on share the last bucket (T5: 128).
+
+    Returns:
+        ``torch.long`` tensor of shape ``S``, values in ``[0, num_buckets)``.
+    """
+    bidirectional, num_buckets, max_distance = _check_buckets(bidirectional, num_buckets, max_distance)
+    rel = torch.as_tensor(relative_position)
+    if rel.is_floating_point() or rel.is_complex() or rel.dtype == torch.bool:
+        raise TypeError(f"relative_position must hold integers, got dtype {rel.dtype}")
+    rel = rel.long()
+    n = num_buckets
+    offset = torch.zeros_like(rel)
+    if bidirectional:
+        n = num_buckets // 2
+        offset = (rel > 0).long() * n
+        distance = rel.abs()
+    else:
+        distance = (-rel).clamp(min=0)
+    max_exact = n // 2
+    # The log branch is only used for d >= max_exact; clamping keeps log(0) = -inf out of it.
+    far = distance.clamp(min=max_exact).float()
+    log_bucket = max_exact + (
+        torch.log(far / max_exact) / math.log(max_distance / max_exact) * (n - max_exact)
+    ).to(torch.long)
+    log_bucket = log_bucket.clamp(max=n - 1)
+    return offset + torch.where(distance < max_exact, distance, log_bucket)
+
+
+class T5RelativeBias(nn.Module):
+    """T5's learned relative attention bias: ``bias[h, i, j] = w[bucket(p_j - p_i), h]``.
+
+    One learned scalar per bucket and head (``num_buckets * n_heads`` parameters), the
+    same for every layer, as in T5 (its first layer computes the bias and the others reuse
+    it). Defined at any length: offsets past ``max_distance`` share the last bucket.
+
+    Args:
+        n_heads: number of heads.
+        bidirectional, num_buckets, max_distance: as in :func:`t5_relative_position_bucket`.
+        init_std: standard deviation of the initial weights; Hugging Face's T5 uses
+            ``d_model ** -0.5`` (the scheme's default).
+    """
+
+    def __init__(
+        self,
+        n_heads: int,
+        *,
+        bidirectional: bool = True,
+        num_buckets: int = 32,
+        max_distance: int = 128,
+        init_std: float = 0.02,
+    ) -> None:
+        super().__init__()
+        self.n_heads = check_positive_int("n_heads", n_heads)
+        self.bidirectional, self.num_buckets, self.max_distance = _check_buckets(
+            bidirectional, num_buckets, max_distance
+        )
+        self.weight = nn.Parameter(torch.empty(self.num_buckets, self.n_heads))
+        nn.init.normal_(self.weight, std=check_positive_float("init_std", init_std))
+
+    def buckets(self, positions: Any) -> torch.Tensor:
+        """Bucket of every (query, key) pair: ``(seq_len, seq_len)`` or ``(batch, seq_len, seq_len)``.
+
+        Args:
+            positions: an int ``seq_len`` (positions ``0 .. seq_len - 1``), a ``(seq_len,)``
+                tensor or ``(batch, seq_len)``; non-negative integers.
+        """
+        if isinstance(positions, int) and not isinstance(positions, bool):
+            positions = torch.arange(check_positive_int("positions (as a length)", positions))
+        pos = check_positions("positions", positions)
+        if pos.ndim not in (1, 2):
+            raise ValueError(f"positions must have shape (seq_len,) or (batch, seq_len), got {tuple(pos.shape)}")
+        relative = pos.unsqueeze(-2) - pos.unsqueeze(-1)  # [..., i, j] = p_j - p_i: key minus query
+        return t5_relative_position_bucket(
+            relative, bidirectional=self.bidirectional, num_buckets=self.num_buckets, max_distance=self.max_distance
+        )
+
+    def forward(self, positions: Any) -> torch.Tensor:
+        """The bias ``(n_heads, seq_len, seq_len)`` (or ``(batch, n_heads, seq_len, seq_len)``
+        for 2-D positions), differentiable with respect to :attr:`weight`."""
+        buckets = self.buckets(positions).to(self.weight.device)
+        return self.weight[buckets].movedim(-1, -3)  # (..., i, j, h) -> (..., h, i, j)
+
+    def extra_repr(self) -> str:
+        return (
+            f"n_heads={self.n_heads}, bidirectional={self.bidirectional}, "
+            f"num_buckets={self.num_buckets}, max_distance={self.max_distance}"
+        )
+
+
+class T5BiasScheme(PositionScheme):
+    """T5's bucketed relative bias as a :class:`posenc.schemes.PositionScheme` (name ``"t5_bias"``).
+
+    Like :class:`AlibiScheme` it acts only through ``attention_bias``: nothing is added to
+    the token vectors, and the same bias enters every layer. Unlike ALiBi the bias is
+    learned, and with ``bidirectional=True`` it tells a key before the query from one after
+    it (ALiBi's encoder bias ``-m |i - j|`` does not). Defined for any position.
+
+    Args:
+        d_model: model width (only sets the default ``init_std = d_model ** -0.5``, T5's).
+        n_heads: heads (one learned scalar per bucket each).
+        bidirectional: ``True`` (T5's encoder) or ``False`` (T5's decoder, for causal
+            models). :class:`posenc.models.TinyTransformer` sets it to ``not causal``
+            unless given.
+        num_buckets, max_distance: as in :func:`t5_relative_position_bucket`.
+        init_std: standard deviation of the initial bias weights.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        bidirectional: bool = True,
+        num_buckets: int = 32,
+        max_distance: int = 128,
+        init_std: float | None = None,
+    ) -> None:
+        super().__init__()
+        d_model = check_positive_int("d_model", d_model)
+        self.max_len = None
+        self.bias = T5RelativeBias(
+            n_heads,
+            bidirectional=bidirectional,
+            num_buckets=num_buckets,
+            max_distance=max_distance,
+            init_std=d_model**-0.5 if init_std is None else init_std,
+        )
+
+    def attention_bias(self, positions: torch.Tensor) -> torch.Tensor:
+        return self.bias(positions)
