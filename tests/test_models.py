@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from posenc.learned import INIT_STRATEGIES
-from posenc.models import TinyTransformer
+from posenc.models import TinyTransformer, reversal_gap
 from posenc.registry import available_schemes, make_position_scheme, register_scheme
 from posenc.schemes import LearnedScheme, NoPosition, PositionScheme, SinusoidalScheme
 from posenc.sinusoidal import sinusoidal_table
@@ -188,3 +188,108 @@ def test_sinusoidal_cache_grows_and_table_matches() -> None:
     scheme = SinusoidalScheme(8, initial_len=4)
     assert torch.allclose(scheme.table(10), sinusoidal_table(10, 8))
     assert scheme.encoding.max_len >= 10
+
+
+# -- the anchor token (bos_token) and the reversal property ------------------------------------
+def test_anchor_is_off_by_default_and_leaves_every_other_weight_alone() -> None:
+    plain, anchored = _model(position="alibi"), _model(position="alibi", bos_token=True)
+    assert plain.bos is None and not plain.bos_token
+    assert set(anchored.state_dict()) - set(plain.state_dict()) == {"bos"}
+    for name, value in plain.state_dict().items():
+        assert torch.equal(value, anchored.state_dict()[name]), name  # the anchor is drawn last
+    tokens = torch.randint(0, 10, (2, 6), generator=torch.Generator().manual_seed(0))
+    assert anchored(tokens).shape == plain(tokens).shape == (2, 6, 5)
+    with pytest.raises(TypeError, match="bos_token must be True or False"):
+        _model(bos_token=1)
+
+
+def test_anchor_sits_at_position_zero_and_shifts_the_tokens() -> None:
+    model = _model(position="sinusoidal", bos_token=True)
+    tokens = torch.tensor([[3, 1, 4]])
+    x = model.embed(tokens)
+    table = sinusoidal_table(4, 16)
+    assert x.shape == (1, 4, 16)
+    assert model.bos is not None
+    assert torch.allclose(x[0, 0], model.bos + table[0], atol=1e-6)
+    assert torch.allclose(x[0, 1:], model.token_embedding(tokens)[0] + table[1:], atol=1e-6)
+    shifted = model.embed(tokens, position_ids=torch.tensor([5, 6, 7]))
+    assert torch.allclose(shifted[0, 1:], model.token_embedding(tokens)[0] + sinusoidal_table(3, 16, offset=6),
+                          atol=1e-6)
+    assert torch.allclose(shifted[0, 0], x[0, 0])  # the anchor stays at 0 whatever the token positions
+
+
+def test_anchor_gets_one_more_table_row() -> None:
+    model = _model(position="learned", bos_token=True)
+    assert isinstance(model.position, LearnedScheme) and model.position.table_len == 9
+    assert model(torch.zeros(1, 8, dtype=torch.long)).shape == (1, 8, 5)  # max_len tokens + the anchor fit
+    with pytest.raises(ValueError):
+        model(torch.zeros(1, 9, dtype=torch.long))
+
+
+def test_anchor_with_a_causal_mask_keeps_the_prefix_property() -> None:
+    model = _model(position="alibi", causal=True, bos_token=True)
+    tokens = torch.randint(0, 10, (1, 6), generator=torch.Generator().manual_seed(2))
+    assert torch.allclose(model(tokens[:, :4]), model(tokens)[:, :4], atol=1e-6)
+
+
+def test_reversal_gap_known_value_on_a_hand_made_model() -> None:
+    # A model that copies its position vector into the logits: f(x)[i] = sinusoid(i) (tokens unused),
+    # so the gap is max |sinusoid(n-1-i) - sinusoid(i)|, computable from the table alone.
+    model = _model(position="sinusoidal", n_layers=1)
+    with torch.no_grad():
+        model.token_embedding.weight.zero_()
+        for p in model.blocks.parameters():
+            p.zero_()
+        model.norm.weight.fill_(1.0)
+        model.norm.bias.zero_()
+        model.head.weight.zero_()
+        model.head.bias.zero_()
+        model.head.weight[0, 1] = 1.0  # logit 0 = LayerNorm(position vector)[1]
+    tokens = torch.zeros(1, 4, dtype=torch.long)
+    table = torch.nn.functional.layer_norm(sinusoidal_table(4, 16), (16,))[:, 1]
+    assert reversal_gap(model, tokens) == pytest.approx(float((table.flip(0) - table).abs().max()), abs=1e-6)
+    assert reversal_gap(model, tokens) > 0.1
+
+
+@pytest.mark.parametrize("position", ["alibi", "none"])
+def test_a_distance_only_encoder_cannot_tell_an_input_from_its_reverse(position: str) -> None:
+    model = _model(position=position, n_layers=2).train()
+    tokens = torch.randint(0, 10, (4, 9), generator=torch.Generator().manual_seed(3))
+    assert reversal_gap(model, tokens) < 1e-5
+    assert model.training  # restored
+    # Consequence: on an input that reads the same both ways, position i and n-1-i get the same logits,
+    # so no such model can learn "mark the first token" (the first and last positions always agree).
+    palindrome = torch.tensor([[1, 2, 3, 2, 1]])
+    out = model.eval()(palindrome)
+    assert torch.allclose(out[0, 0], out[0, -1], atol=1e-5)
+    assert torch.allclose(out[0], out[0].flip(0), atol=1e-5)
+
+
+def test_the_anchor_breaks_the_symmetry_of_alibi_but_not_of_no_position() -> None:
+    tokens = torch.randint(0, 10, (4, 9), generator=torch.Generator().manual_seed(3))
+    assert reversal_gap(_model(position="alibi", bos_token=True), tokens) > 1e-2
+    palindrome = torch.tensor([[1, 2, 3, 2, 1]])
+    out = _model(position="alibi", bos_token=True)(palindrome)
+    assert (out[0, 0] - out[0, -1]).abs().max() > 1e-3
+    # Without a distance signal the anchor is just one more token that every position sees alike.
+    assert reversal_gap(_model(position="none", bos_token=True), tokens) < 1e-5
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(position="t5_bias"), dict(position="rope"), dict(position="alibi", causal=True)],
+    ids=["t5-bidirectional", "rope", "alibi-causal"],
+)
+def test_direction_aware_models_have_a_reversal_gap(kwargs: dict[str, object]) -> None:
+    tokens = torch.randint(0, 10, (4, 9), generator=torch.Generator().manual_seed(3))
+    assert reversal_gap(_model(**kwargs), tokens) > 1e-2
+
+
+def test_reversal_gap_errors() -> None:
+    model = _model(position="alibi")
+    with pytest.raises(TypeError, match="model must be a TinyTransformer"):
+        reversal_gap(torch.nn.Linear(2, 2), torch.zeros(1, 3, dtype=torch.long))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"tokens must be a tensor of shape \(batch, seq_len\)"):
+        reversal_gap(model, torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ValueError, match="at least one token"):
+        reversal_gap(model, torch.zeros(1, 0, dtype=torch.long))

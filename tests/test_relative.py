@@ -319,3 +319,12 @@ def test_accuracy_rows_and_html_table() -> None:
     assert "<td>rope</td><td style=\"text-align: right\">1.000 ± 0.000</td>" in table
     assert "0.700 ± 0.141" in table and "<th scope=\"col\" style=\"text-align: right\">32 (2×)</th>" in table
     assert "<td>learned (bert)</td><td style=\"text-align: right\">0.900 ± 0.000</td><td style=\"text-align: right\">—</td>" in table
+
+
+def test_encoder_alibi_is_symmetric_and_its_own_reverse() -> None:
+    # The question the reversal property turns on: ALiBi without a mask is -m |i - j|, so the bias
+    # equals its transpose and is unchanged when the sequence is reversed (i -> n-1-i, j -> n-1-j).
+    bias = alibi_bias(4, 7)
+    assert torch.equal(bias, bias.transpose(-1, -2))
+    assert torch.equal(bias, bias.flip(-1, -2))
+    assert bias[0, 2, 5] == bias[0, 5, 2] == -0.25 * 3  # 4 heads: slopes 1/4, 1/16, ...
