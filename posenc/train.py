@@ -5,6 +5,9 @@
   (config, seed, metrics, a short loss history, wall time).
 * :func:`evaluate` and :func:`position_accuracy` measure token accuracy on fresh sequences
   of any length; :func:`fine_tune` continues training a model at a new length.
+* :func:`new_position_accuracy` scores only the positions a model never saw in training
+  (``i >= train_len``); :func:`split_seen_new` splits a per-position curve into its seen
+  and new parts; :func:`position_counts` gives the per-position counts behind both.
 * :func:`run_grid` runs many configs over several seeds; :func:`reproduce` re-runs a
   stored run and reports how far its metrics moved.
 
@@ -45,6 +48,10 @@ __all__ = [
     "fine_tune",
     "evaluate",
     "position_accuracy",
+    "position_counts",
+    "new_position_accuracy",
+    "SeenNewSplit",
+    "split_seen_new",
     "reproduce",
     "run_grid",
     "EVAL_SEED",
@@ -252,6 +259,145 @@ def position_accuracy(
     """
     correct, labelled = _count_correct(model, task, seq_len, n_examples, seed, batch_size)
     return [int(c) / int(n) if int(n) else None for c, n in zip(correct, labelled, strict=True)]
+
+
+def position_counts(
+    model: nn.Module,
+    task: Task,
+    seq_len: int,
+    *,
+    n_examples: int = 512,
+    seed: int = EVAL_SEED,
+    batch_size: int = 256,
+) -> tuple[list[int], list[int]]:
+    """Per-position counts ``(correct, labelled)``, each a list of ``seq_len`` integers.
+
+    Same test sequences as :func:`evaluate` and :func:`position_accuracy` with the same
+    arguments; ``correct[i] / labelled[i]`` is ``position_accuracy(...)[i]``. The counts
+    are the weights to pool positions with: for a task whose labels start at a random
+    place (``marker_recall``) positions are labelled unequally often.
+    """
+    correct, labelled = _count_correct(model, task, seq_len, n_examples, seed, batch_size)
+    return [int(c) for c in correct], [int(n) for n in labelled]
+
+
+def new_position_accuracy(
+    model: nn.Module,
+    task: Task,
+    length: int,
+    *,
+    train_len: int,
+    n_examples: int = 512,
+    seed: int = EVAL_SEED,
+    batch_size: int = 256,
+) -> float:
+    """Token accuracy over the labelled positions ``i >= train_len`` of inputs of ``length`` tokens.
+
+    ``sum_{i >= train_len} correct_i / sum_{i >= train_len} labelled_i`` on the test
+    sequences of :func:`evaluate` (same ``seed``, same sequences). This is the score of
+    extrapolation: with a causal mask, a position ``i < train_len`` of a longer input
+    computes exactly what it computed in training, so accuracy over all positions mixes
+    those seen positions into the score and hides how the model does on new ones.
+
+    Args:
+        model: maps ``(batch, length)`` tokens to ``(batch, length, n_outputs)`` logits.
+        task: the task that draws and labels the sequences.
+        length: test length, ``> train_len``.
+        train_len: the training length; positions ``0 .. train_len - 1`` are "seen".
+
+    Returns:
+        Accuracy in ``[0, 1]``.
+
+    Raises:
+        ValueError: if ``length <= train_len`` or no position ``>= train_len`` is labelled.
+    """
+    train_len = check_positive_int("train_len", train_len)
+    length = check_positive_int("length", length)
+    if length <= train_len:
+        raise ValueError(
+            f"length must be > train_len ({train_len}) so that some positions are new, got length={length}"
+        )
+    correct, labelled = _count_correct(model, task, length, n_examples, seed, batch_size)
+    n_new = int(labelled[train_len:].sum())
+    if n_new == 0:
+        raise ValueError(
+            f"no labelled positions >= train_len ({train_len}) at length={length} for task {task!r}"
+        )
+    return int(correct[train_len:].sum()) / n_new
+
+
+@dataclass(frozen=True)
+class SeenNewSplit:
+    """A per-position accuracy curve split at the training length.
+
+    Attributes:
+        seen: pooled accuracy over labelled positions ``< train_len`` (``None`` if none).
+        new: pooled accuracy over labelled positions ``>= train_len`` (``None`` if none).
+        overall: pooled accuracy over all labelled positions,
+            ``(n_seen * seen + n_new * new) / (n_seen + n_new)``.
+        n_seen, n_new: total weight (number of labels) of each part.
+    """
+
+    seen: float | None
+    new: float | None
+    overall: float
+    n_seen: int
+    n_new: int
+
+
+def split_seen_new(
+    curve: Sequence[float | None],
+    train_len: int,
+    *,
+    labelled: Sequence[int] | None = None,
+) -> SeenNewSplit:
+    """Split a per-position accuracy curve into "seen" (``i < train_len``) and "new" (``i >= train_len``).
+
+    Each part is the mean of its positions weighted by their number of labels ``w_i``:
+    ``seen = sum_{i < T} w_i a_i / sum_{i < T} w_i`` (likewise ``new``), so the parts and
+    ``overall`` are exactly what pooling the labels would give (``overall`` equals
+    :func:`evaluate` on the same sequences).
+
+    Args:
+        curve: accuracy at each position, ``None`` where nothing is labelled (the output of
+            :func:`position_accuracy`, or a stored ``extras["position_accuracy@L"]``).
+        train_len: the training length ``T``; must be ``< len(curve)``.
+        labelled: number of labels at each position (from :func:`position_counts`). If
+            omitted every labelled position weighs 1, which is exact when every labelled
+            position has the same number of labels (``copy_offset``, ``copy_half``,
+            ``reverse``) but not for ``marker_recall``.
+
+    Returns:
+        A :class:`SeenNewSplit`.
+    """
+    train_len = check_positive_int("train_len", train_len)
+    values = list(curve)
+    if train_len >= len(values):
+        raise ValueError(
+            f"train_len must be < the curve's length ({len(values)}) so that some positions are new, got {train_len}"
+        )
+    if labelled is None:
+        weights = [0 if a is None else 1 for a in values]
+    else:
+        weights = [check_nonnegative_int("labelled entry", n) for n in labelled]
+        if len(weights) != len(values):
+            raise ValueError(f"labelled has {len(weights)} entries but curve has {len(values)}; they must match")
+    for i, (a, w) in enumerate(zip(values, weights, strict=True)):
+        if (a is None) != (w == 0):
+            raise ValueError(f"position {i}: curve is {a!r} but labelled is {w}; None goes with 0 labels, only None")
+    if sum(weights) == 0:
+        raise ValueError("curve has no labelled positions (every entry is None)")
+
+    def pooled(part: range) -> tuple[float | None, int]:
+        weight = sum(weights[i] for i in part)
+        if weight == 0:
+            return None, 0
+        return sum(weights[i] * float(values[i] or 0.0) for i in part) / weight, weight
+
+    seen, n_seen = pooled(range(train_len))
+    new, n_new = pooled(range(train_len, len(values)))
+    overall = ((seen or 0.0) * n_seen + (new or 0.0) * n_new) / (n_seen + n_new)
+    return SeenNewSplit(seen=seen, new=new, overall=overall, n_seen=n_seen, n_new=n_new)
 
 
 def _progress_bar(total: int, enabled: bool, desc: str) -> Any:

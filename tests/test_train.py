@@ -14,14 +14,26 @@ import torch
 
 from posenc.book import data_path
 from posenc.results import RunResult, load_results, save_results
-from posenc.tasks import CopyOffsetTask, bag_of_tokens_accuracy
+from posenc.tasks import (
+    IGNORE_INDEX,
+    CopyOffsetTask,
+    MarkerRecallTask,
+    Task,
+    bag_of_tokens_accuracy,
+    make_generator,
+)
 from posenc.train import (
+    EVAL_SEED,
+    SeenNewSplit,
     TrainConfig,
     evaluate,
     fine_tune,
+    new_position_accuracy,
     position_accuracy,
+    position_counts,
     reproduce,
     run_grid,
+    split_seen_new,
     train,
 )
 
@@ -190,3 +202,117 @@ def test_stored_ch6_cell_reproduces() -> None:
     _, again, difference = reproduce(stored)
     assert difference < 0.02, again.metrics
     assert [h["step"] for h in again.history] == [h["step"] for h in stored.history]
+
+
+# --- the new-position metric: score extrapolation on positions never seen in training ---
+
+
+class _RightBefore(torch.nn.Module):
+    """A fake model that reads the task's own labels: right at positions < ``cut``, wrong from ``cut`` on."""
+
+    def __init__(self, task: Task, cut: int) -> None:
+        super().__init__()
+        self.task, self.cut = task, cut
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        answer = self.task.labels(tokens).clamp(min=0)
+        wrong = (answer + 1) % self.task.n_outputs
+        right = torch.arange(tokens.shape[1]) < self.cut
+        return torch.nn.functional.one_hot(torch.where(right, answer, wrong), self.task.n_outputs).float()
+
+
+def test_a_model_right_only_on_seen_positions_scores_zero_on_new_ones() -> None:
+    """copy_offset, offset 2, trained at T = 8, tested at L = 12: positions 2..7 are the
+    6 seen labelled positions of each sequence, 8..11 the 4 new ones, so the usual score
+    over all positions is 6 / 10 = 0.6 while the new-position score is 0."""
+    task = CopyOffsetTask(n_symbols=5, offset=2)
+    model = _RightBefore(task, cut=8)
+    assert new_position_accuracy(model, task, 12, train_len=8, n_examples=40) == 0.0
+    assert evaluate(model, task, 12, n_examples=40) == 0.6
+    split = split_seen_new(position_accuracy(model, task, 12, n_examples=40), 8)
+    assert split == SeenNewSplit(seen=1.0, new=0.0, overall=0.6, n_seen=6, n_new=4)
+    correct, labelled = position_counts(model, task, 12, n_examples=40)
+    assert labelled == [0, 0] + [40] * 10 and correct == [0, 0] + [40] * 6 + [0] * 4
+    # the metric looks at the right positions: move the cut and the score follows it
+    assert new_position_accuracy(_RightBefore(task, cut=10), task, 12, train_len=8, n_examples=40) == 0.5
+
+
+def test_a_model_right_everywhere_scores_one() -> None:
+    for task in (CopyOffsetTask(n_symbols=5, offset=2), MarkerRecallTask(n_symbols=5)):
+        oracle = _RightBefore(task, cut=10**6)
+        assert new_position_accuracy(oracle, task, 12, train_len=8, n_examples=40) == 1.0
+        split = split_seen_new(position_accuracy(oracle, task, 12, n_examples=40), 8)
+        assert (split.seen, split.new, split.overall) == (1.0, 1.0, 1.0)
+
+
+def test_split_weights_positions_by_their_number_of_labels() -> None:
+    """marker_recall labels late positions more often than early ones. Pooled by labels,
+    the mixed score of the right-before-T model is (labels before T) / (all labels), counted
+    here by hand on the very test sequences; weighting positions equally overstates it."""
+    task = MarkerRecallTask(n_symbols=5)
+    model = _RightBefore(task, cut=8)
+    n = 64
+    # the test set: one batch from the evaluation generator
+    _, targets = task.sample(n, 12, make_generator(EVAL_SEED))
+    is_label = targets != IGNORE_INDEX
+    seen_labels, all_labels = int(is_label[:, :8].sum()), int(is_label.sum())
+    assert evaluate(model, task, 12, n_examples=n) == seen_labels / all_labels
+    correct, labelled = position_counts(model, task, 12, n_examples=n)
+    assert labelled == is_label.sum(dim=0).tolist()
+    curve = position_accuracy(model, task, 12, n_examples=n)
+    weighted = split_seen_new(curve, 8, labelled=labelled)
+    assert (weighted.seen, weighted.new) == (1.0, 0.0)
+    assert (weighted.n_seen, weighted.n_new) == (seen_labels, all_labels - seen_labels)
+    assert weighted.overall == pytest.approx(seen_labels / all_labels, abs=1e-12)
+    unweighted = split_seen_new(curve, 8)
+    assert unweighted.overall == pytest.approx(6 / 10) and unweighted.overall > weighted.overall + 0.05
+
+
+def test_split_by_hand() -> None:
+    curve = [None, 0.5, 1.0, 0.25, 0.0]
+    assert split_seen_new(curve, 3) == SeenNewSplit(seen=0.75, new=0.125, overall=0.4375, n_seen=2, n_new=2)
+    # weights 0, 2, 6, 1, 3: seen (1 + 6) / 8, new 0.25 / 4, overall 7.25 / 12
+    split = split_seen_new(curve, 3, labelled=[0, 2, 6, 1, 3])
+    assert split == SeenNewSplit(seen=7 / 8, new=0.0625, overall=7.25 / 12, n_seen=8, n_new=4)
+    # nothing labelled before T: seen is None, overall is the new part
+    assert split_seen_new([None, None, 0.5, 1.0], 2) == SeenNewSplit(None, 0.75, 0.75, 0, 2)
+
+
+def test_new_position_accuracy_is_deterministic_and_matches_the_counts() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(16, 16))
+    task = CopyOffsetTask()
+    a = new_position_accuracy(model, task, 14, train_len=9, n_examples=50, seed=4)
+    b = new_position_accuracy(model, task, 14, train_len=9, n_examples=50, seed=4)
+    assert a == b
+    correct, labelled = position_counts(model, task, 14, n_examples=50, seed=4)
+    assert a == sum(correct[9:]) / sum(labelled[9:])
+    assert new_position_accuracy(model, task, 14, train_len=9, n_examples=50, seed=5) != a
+
+
+def test_new_position_metric_errors() -> None:
+    task = CopyOffsetTask(n_symbols=5, offset=2)
+    model = _RightBefore(task, cut=8)
+    with pytest.raises(ValueError, match=r"length must be > train_len \(8\) so that some positions are new, got length=8"):
+        new_position_accuracy(model, task, 8, train_len=8)
+    with pytest.raises(ValueError, match="train_len must be a positive integer"):
+        new_position_accuracy(model, task, 8, train_len=0)
+
+    class FirstFourOnly(CopyOffsetTask):
+        """copy_offset with labels only at positions < 4."""
+
+        def labels(self, tokens: torch.Tensor) -> torch.Tensor:
+            targets = super().labels(tokens)
+            targets[:, 4:] = IGNORE_INDEX
+            return targets
+
+    with pytest.raises(ValueError, match=r"no labelled positions >= train_len \(8\) at length=12"):
+        new_position_accuracy(model, FirstFourOnly(5, 2), 12, train_len=8, n_examples=4)
+    with pytest.raises(ValueError, match=r"train_len must be < the curve's length \(3\)"):
+        split_seen_new([None, 1.0, 1.0], 3)
+    with pytest.raises(ValueError, match="labelled has 2 entries but curve has 3"):
+        split_seen_new([None, 1.0, 1.0], 1, labelled=[0, 1])
+    with pytest.raises(ValueError, match="position 1: curve is 1.0 but labelled is 0"):
+        split_seen_new([None, 1.0, 1.0], 1, labelled=[0, 0, 1])
+    with pytest.raises(ValueError, match="no labelled positions"):
+        split_seen_new([None, None], 1)
