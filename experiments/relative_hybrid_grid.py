@@ -113,17 +113,25 @@ def trained_tables(n_positions: int, reference: list[RunResult] | None) -> list[
         if key in stored and abs(stored[key] - result.metrics["accuracy"]) > 1e-9:
             print(f"warning: {key} accuracy {result.metrics['accuracy']} differs from the chapter 6 file's "
                   f"{stored[key]}", file=sys.stderr)
-        limit = model.position.max_len
-        rows = n_positions if limit is None else min(n_positions, limit)
-        with torch.no_grad():
-            table = model.position.table(rows)
-        tables.append({
-            "scheme": scheme,
-            "position_options": dict(options),
-            "accuracy": result.metrics["accuracy"],
-            "table": [[round(float(v), 5) for v in row] for row in table.tolist()],
-        })
+        tables.append(table_entry(model, result, n_positions))
     return tables
+
+
+def table_entry(model: torch.nn.Module, result: RunResult, n_positions: int) -> dict:
+    """The stored record of a trained position table: scheme, options, accuracy, rows (5 decimals).
+
+    ``n_positions`` rows, or fewer when the table has fewer (``model.position.max_len``).
+    """
+    limit = model.position.max_len
+    rows = n_positions if limit is None else min(n_positions, limit)
+    with torch.no_grad():
+        table = model.position.table(rows)
+    return {
+        "scheme": result.config["scheme"],
+        "position_options": dict(result.config["position_options"]),
+        "accuracy": result.metrics["accuracy"],
+        "table": [[round(float(v), 5) for v in row] for row in table.tolist()],
+    }
 
 
 def _key(config: TrainConfig | dict) -> str:

@@ -1,0 +1,203 @@
+"""``experiments/grids.py`` (``make grids``): resumable, parallel regeneration of the stored grids.
+
+Every test that trains uses a tiny grid (a few steps of a one-layer model, temporary
+folders), never the real grids; the real grids are only listed (no training).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from posenc.results import RunResult, load_results
+from posenc.train import TrainConfig, train
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))  # joblib's workers inherit sys.path, so they find it too
+
+import grids  # noqa: E402
+
+TINY = TrainConfig(task="copy_offset", seq_len=8, steps=4, batch_size=4, d_model=16, n_heads=2, n_layers=1,
+                   eval_examples=8, log_every=2)
+
+
+def tiny_grid() -> grids.Grid:
+    """Three runs, listed cheapest first (the runner starts the dearest first), plus one table job."""
+    runs = [replace(TINY, seed=0), replace(TINY, seed=1),
+            replace(TINY, scheme="learned", position_options={"init": "bert"}, steps=6)]
+
+    def meta(results: list[Any], context: dict[str, Any]) -> dict[str, Any]:
+        return {"command": "test", "n_runs": len(results), "tables": context["tables"], "cached": context["cached"]}
+
+    table = grids.Job(replace(TINY, scheme="learned", position_options={"init": "bert"}), table_rows=5)
+    return grids.Grid("tiny", "tiny_grid.json", lambda: list(runs), meta, lambda: [table])
+
+
+def without_time(result: RunResult) -> dict[str, Any]:
+    """Everything a run computes; wall time is the one field that may differ between runs."""
+    data = result.to_dict()
+    del data["wall_time_s"]
+    return data
+
+
+def cache_mtimes(folder: Path) -> dict[str, int]:
+    return {path.name: path.stat().st_mtime_ns for path in sorted(folder.glob("*.json"))}
+
+
+@pytest.fixture(scope="module")
+def sequential(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, grids.Report]:
+    """The tiny grid made once in this process (jobs=1): (cache folder, data folder, report)."""
+    base = tmp_path_factory.mktemp("sequential")
+    report = grids.regenerate([tiny_grid()], jobs=1, cache_dir=base / "cache", data_dir=base / "data", progress=False)
+    return base / "cache", base / "data", report
+
+
+# -- keys -----------------------------------------------------------------------------------------
+def test_description_key_is_the_sha256_of_the_sorted_json() -> None:
+    description = {"table_rows": None, "kind": "run", "config": {"seed": 0}}
+    text = '{"config": {"seed": 0}, "kind": "run", "table_rows": null}'  # sorted keys, written out by hand
+    assert grids.description_key(description) == hashlib.sha256(text.encode()).hexdigest()[:20]
+    # Pinned: a change of the key function would silently orphan every cached run.
+    assert grids.description_key(description) == "a299090b288de29d0ba0"
+    job = grids.Job(TINY)
+    assert grids.job_key(job) == grids.description_key({"kind": "run", "config": TINY.to_dict(), "table_rows": None})
+
+
+def test_job_key_separates_what_differs_and_ignores_option_order() -> None:
+    a = replace(TINY, scheme="hybrid-hierarchical", position_options={"segment_len": 4, "n_segments": 16})
+    b = replace(TINY, scheme="hybrid-hierarchical", position_options={"n_segments": 16, "segment_len": 4})
+    assert grids.job_key(grids.Job(a)) == grids.job_key(grids.Job(b))
+    keys = {grids.job_key(grids.Job(TINY)), grids.job_key(grids.Job(replace(TINY, seed=1))),
+            grids.job_key(grids.Job(TINY, table_rows=8)), grids.job_key(grids.Job(TINY, table_rows=9))}
+    assert len(keys) == 4
+
+
+# -- a tiny grid ----------------------------------------------------------------------------------
+def test_runs_complete_and_the_grid_file_loads_in_grid_order(sequential: tuple[Path, Path, grids.Report]) -> None:
+    cache, data, report = sequential
+    assert (report.planned, report.cached, report.trained, report.redone) == (4, 0, 4, [])
+    assert len(list(cache.glob("*.json"))) == 4 and not list(cache.glob("*.tmp"))
+    results, meta = load_results(data / "tiny_grid.json")
+    # File order is the grid's order, although the dearest run (6 steps) was trained first.
+    assert [r.config for r in results] == [c.to_dict() for c in tiny_grid().runs()]
+    assert [r.seed for r in results] == [0, 1, 0]
+    assert meta["n_runs"] == 3 and meta["cached"] == 0
+    (table,) = meta["tables"]
+    assert table["scheme"] == "learned" and len(table["table"]) == 5 and len(table["table"][0]) == 16
+
+
+def test_a_second_invocation_trains_nothing(sequential: tuple[Path, Path, grids.Report],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    cache, data, _ = sequential
+    before = cache_mtimes(cache)
+    first = load_results(data / "tiny_grid.json")
+
+    def no_training(*args: Any) -> None:
+        raise AssertionError("a cached run was trained again")
+
+    monkeypatch.setattr(grids, "execute", no_training)
+    report = grids.regenerate([tiny_grid()], jobs=1, cache_dir=cache, data_dir=data, progress=False)
+    assert (report.cached, report.trained) == (4, 0)
+    assert cache_mtimes(cache) == before  # no cache file rewritten
+    again = load_results(data / "tiny_grid.json")
+    assert [r.to_dict() for r in again[0]] == [r.to_dict() for r in first[0]]  # wall times come from the cache too
+    assert again[1]["tables"] == first[1]["tables"] and again[1]["cached"] == 4
+
+
+def test_cached_runs_equal_plain_sequential_training(sequential: tuple[Path, Path, grids.Report]) -> None:
+    _, data, _ = sequential
+    stored, meta = load_results(data / "tiny_grid.json")
+    direct = [train(config)[1] for config in tiny_grid().runs()]
+    assert [without_time(r) for r in stored] == [without_time(r) for r in direct]
+    # Not vacuous: two seeds of one config differ.
+    assert stored[0].history != stored[1].history
+
+
+def test_parallel_equals_sequential_exactly(sequential: tuple[Path, Path, grids.Report], tmp_path: Path) -> None:
+    _, data, _ = sequential
+    report = grids.regenerate([tiny_grid()], jobs=2, cache_dir=tmp_path / "cache", data_dir=tmp_path, progress=False)
+    assert report.trained == 4
+    sequential_results, sequential_meta = load_results(data / "tiny_grid.json")
+    parallel_results, parallel_meta = load_results(tmp_path / "tiny_grid.json")
+    assert [without_time(r) for r in parallel_results] == [without_time(r) for r in sequential_results]
+    assert parallel_meta["tables"] == sequential_meta["tables"]
+
+
+def test_a_corrupt_cache_file_is_reported_and_redone(sequential: tuple[Path, Path, grids.Report],
+                                                     tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache, data, _ = sequential
+    copy = tmp_path / "cache"
+    copy.mkdir()
+    for path in cache.glob("*.json"):
+        (copy / path.name).write_text(path.read_text())
+    grid = tiny_grid()
+    truncated = grids.cache_path(copy, grids.Job(grid.runs()[0]))
+    truncated.write_text(truncated.read_text()[:100])  # an interrupted copy, say
+    edited = grids.cache_path(copy, grids.Job(grid.runs()[1]))
+    entry = json.loads(edited.read_text())
+    entry["job"]["config"]["seed"] = 7  # holds another run than its name says
+    edited.write_text(json.dumps(entry))
+    report = grids.regenerate([grid], jobs=1, cache_dir=copy, data_dir=tmp_path, progress=False)
+    assert (report.cached, report.trained, len(report.redone)) == (2, 2, 2)
+    assert str(truncated) in report.redone[0] and "not readable JSON" in report.redone[0]
+    assert str(edited) in report.redone[1] and "another job" in report.redone[1]
+    assert "deleted, running it again" in capsys.readouterr().err
+    redone, _ = load_results(tmp_path / "tiny_grid.json")
+    stored, _ = load_results(data / "tiny_grid.json")
+    assert [without_time(r) for r in redone] == [without_time(r) for r in stored]
+
+
+def test_read_cached_rejects_other_formats_and_missing_results(tmp_path: Path) -> None:
+    job = grids.Job(TINY)
+    path = grids.cache_path(tmp_path, job)
+    assert grids.read_cached(tmp_path, job) is None
+    path.write_text(json.dumps({"format": 0, "job": job.describe()}))
+    with pytest.raises(grids.CorruptCacheError, match="format 0"):
+        grids.read_cached(tmp_path, job)
+    path.write_text(json.dumps({"format": grids.CACHE_FORMAT, "job": job.describe(), "result": {"seed": 0}}))
+    with pytest.raises(grids.CorruptCacheError, match="no valid run result"):
+        grids.read_cached(tmp_path, job)
+
+
+def test_jobs_must_be_a_positive_integer(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="jobs must be a positive number of worker processes, got 0"):
+        grids.regenerate([tiny_grid()], jobs=0, cache_dir=tmp_path, data_dir=tmp_path, progress=False)
+
+
+def test_dry_run_lists_runs_and_cached_count(sequential: tuple[Path, Path, grids.Report], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    cache, data, _ = sequential
+    monkeypatch.setattr(grids, "default_grids", lambda: {"tiny": tiny_grid()})
+    before = cache_mtimes(cache)
+    assert grids.main(["--dry-run", "--cache", str(cache), "--data", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "tiny -> tiny_grid.json: 4 runs (1 of them keep a trained table), 4 cached" in out
+    assert "the stored file holds the same 3 runs in the same order" in out
+    assert out.count("[cached]") == 4 and "total: 4 distinct runs, 4 cached, 0 to run" in out
+    assert cache_mtimes(cache) == before
+    assert grids.main(["--dry-run", "--cache", str(tmp_path / "empty"), "--data", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("[to run]") == 4 and "no stored file" in out
+
+
+# -- the real grids (listed, not trained) ------------------------------------------------------------
+def test_the_real_grids_list_the_stored_runs_in_order() -> None:
+    """Each stored file's runs are planned, in the file's order (new schemes may add runs to ch6)."""
+    for grid in grids.default_grids().values():
+        stored = [json.dumps(r.config, sort_keys=True) for r in load_results(ROOT / "book" / "data" / grid.filename)[0]]
+        planned = [json.dumps(c.to_dict(), sort_keys=True) for c in grid.runs()]
+        kept = [text for text in planned if text in set(stored)]
+        assert kept == stored, grid.name
+        if grid.name != "ch6":  # ch6 trains every registered scheme; the others list theirs
+            assert planned == stored, grid.name
+    extra = grids.default_grids()["ch8_ch10"]
+    assert [(j.config.scheme, j.table_rows) for j in extra.tables()] == [
+        ("learned", 64), ("learned", 64), ("hybrid-scaled-sinusoid", 64), ("hybrid-factored", 64),
+        ("hybrid-hierarchical", 64)]
