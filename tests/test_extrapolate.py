@@ -12,11 +12,16 @@ from posenc.extrapolate import (
     STRATEGIES,
     clip_indices,
     extend_table,
+    fractional_sinusoidal,
     interpolate_indices,
     lookup,
     map_positions,
     modular_indices,
+    position_interpolation_lookup,
+    position_interpolation_positions,
 )
+from posenc.relative import apply_rope
+from posenc.sinusoidal import sinusoidal_table
 from posenc.analysis import cosine_similarity_matrix
 
 FAST = settings(max_examples=50, deadline=None)
@@ -175,3 +180,80 @@ def test_stored_ch7_cell_reproduces() -> None:
     stored = select(load_results(data_path("ch7_grid.json"))[0], scheme="learned", seed=0)[0]
     _, again, difference = reproduce(stored)
     assert difference < 0.02, again.metrics
+
+
+# -- position interpolation (Chen et al., 2023): one fixed factor ----------------------------------
+def test_position_interpolation_index_mapping_by_hand() -> None:
+    # train_len 4 -> target_len 8: s = 2, every position is halved.
+    out = position_interpolation_positions(torch.arange(8), train_len=4, target_len=8)
+    assert out.dtype == torch.float64
+    assert out.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
+    # train_len 4 -> target_len 6: s = 1.5, p -> 2p/3; shape kept.
+    out = position_interpolation_positions(torch.tensor([[0, 3], [5, 1]]), train_len=4, target_len=6)
+    assert out.shape == (2, 2)
+    assert out.flatten().tolist() == [0.0, 2.0, 10 / 3, 2 / 3]  # (p * 4) / 6: one exact rounding each
+    # target_len == train_len: nothing to squeeze.
+    assert position_interpolation_positions([0, 1, 2], train_len=3, target_len=3).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_fixed_factor_differs_from_per_input_rescaling_on_a_shorter_input() -> None:
+    # A table of 4 rows extended to 8. An input of length 6:
+    #   fixed factor (Chen et al.): 6 positions * 4/8 -> 0, 0.5, ..., 2.5 (never reaches the last row);
+    #   per-input ("interpolate", target = its own length 6): p * 3/5 -> 0, 0.6, ..., 3.0 (spans the table).
+    fixed = position_interpolation_positions(torch.arange(6), train_len=4, target_len=8)
+    per_input = interpolate_indices(torch.arange(6), 4)
+    assert fixed.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]
+    assert per_input.tolist() == pytest.approx([0.0, 0.6, 1.2, 1.8, 2.4, 3.0])
+    # The fixed factor does not depend on the input: a longer input reads its first 6 positions alike.
+    longer = position_interpolation_positions(torch.arange(8), train_len=4, target_len=8)
+    assert torch.equal(longer[:6], fixed)
+    assert not torch.equal(interpolate_indices(torch.arange(8), 4)[:6], per_input)
+
+
+def test_position_interpolation_errors() -> None:
+    with pytest.raises(ValueError, match=r"positions must be < target_len=8 .* got a maximum of 8"):
+        position_interpolation_positions(torch.arange(9), train_len=4, target_len=8)
+    with pytest.raises(ValueError, match="target_len must be >= train_len=4"):
+        position_interpolation_positions([0, 1], train_len=4, target_len=3)
+    with pytest.raises(TypeError, match="positions must hold integers"):
+        position_interpolation_positions(torch.tensor([0.5]), train_len=4, target_len=8)
+    with pytest.raises(ValueError, match="positions must be >= 0"):
+        position_interpolation_positions([-1], train_len=4, target_len=8)
+    with pytest.raises(ValueError, match="train_len must be a positive integer"):
+        position_interpolation_positions([0], train_len=0, target_len=8)
+    with pytest.raises(ValueError, match="train_len must be <= the table's 4 rows"):
+        position_interpolation_lookup(torch.zeros(4, 2), [0], target_len=8, train_len=5)
+
+
+def test_position_interpolation_lookup_blends_rows_and_clips_past_the_last() -> None:
+    table = torch.tensor([[0.0, 10.0], [1.0, 20.0], [2.0, 40.0], [3.0, 80.0]])
+    rows = position_interpolation_lookup(table, torch.arange(8), target_len=8)
+    # x = 0, .5, 1, 1.5, 2, 2.5, 3, 3.5 -> the last position (x = 3.5) is past row 3: the last row.
+    assert rows[:, 0].tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.0]
+    assert rows[:, 1].tolist() == [10.0, 15.0, 20.0, 30.0, 40.0, 60.0, 80.0, 80.0]
+    # A shorter input reads the same rows for the positions it has (a per-input rule would not).
+    assert torch.equal(position_interpolation_lookup(table, torch.arange(5), target_len=8), rows[:5])
+    weight = table.clone().requires_grad_(True)
+    position_interpolation_lookup(weight, torch.tensor([[1, 3]]), target_len=8).sum().backward()
+    assert weight.grad is not None and weight.grad[:, 0].tolist() == [0.5, 1.0, 0.5, 0.0]
+
+
+def test_fractional_sinusoidal_matches_the_table_and_interpolates_angles() -> None:
+    for layout in ("interleaved", "concatenated"):
+        assert torch.allclose(fractional_sinusoidal(torch.arange(50), 16, layout=layout),
+                              sinusoidal_table(50, 16, layout=layout), atol=1e-6)
+    x = position_interpolation_positions(torch.tensor([3]), train_len=4, target_len=8)  # 1.5
+    row = fractional_sinusoidal(x, 4)[0]
+    w1 = 10000.0 ** -0.5
+    expected = [np.sin(1.5), np.cos(1.5), np.sin(1.5 * w1), np.cos(1.5 * w1)]
+    assert row.tolist() == pytest.approx(expected, abs=1e-7)
+    with pytest.raises(ValueError, match="positions must be >= 0"):
+        fractional_sinusoidal([-0.5], 4)
+
+
+def test_rope_takes_interpolated_positions_directly() -> None:
+    # RoPE under position interpolation: query/key at position p rotate by (p * train_len / target_len) * theta_i.
+    q = torch.tensor([[1.0, 0.0]] * 8, dtype=torch.float64)
+    rotated = apply_rope(q, position_interpolation_positions(torch.arange(8), train_len=4, target_len=8))
+    angles = torch.arange(8, dtype=torch.float64) / 2
+    assert torch.allclose(rotated, torch.stack([angles.cos(), angles.sin()], dim=-1), atol=1e-12)
