@@ -36,6 +36,7 @@ from posenc.checks import (
     check_positive_int,
     check_real_positions,
 )
+from posenc.extrapolate import position_interpolation_positions
 from posenc.schemes import PositionScheme
 
 __all__ = [
@@ -283,6 +284,9 @@ class RopeScheme(PositionScheme):
     Args:
         d_model: model width; n_heads: heads (``d_model / n_heads`` must be even).
         base, layout: as in :class:`RotaryEmbedding`.
+
+    :meth:`set_position_interpolation` switches on Chen et al.'s fixed-factor position
+    interpolation (off by default).
     """
 
     def __init__(self, d_model: int, n_heads: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
@@ -292,10 +296,32 @@ class RopeScheme(PositionScheme):
             raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
         self.max_len = None
         self.rotary = RotaryEmbedding(d_model // n_heads, base=base, layout=layout)
+        self.interpolation: tuple[int, int] | None = None
+
+    def set_position_interpolation(self, train_len: int | None = None, target_len: int | None = None) -> None:
+        """Read every position ``p`` at ``p * train_len / target_len`` (Chen et al., 2023), or
+        switch back to plain positions with no arguments.
+
+        The factor is fixed here, once, not per input (see
+        :func:`posenc.extrapolate.position_interpolation_positions`); positions ``>= target_len``
+        then raise a ValueError.
+        """
+        if train_len is None and target_len is None:
+            self.interpolation = None
+            return
+        if train_len is None or target_len is None:
+            raise ValueError(
+                f"give both train_len and target_len (or neither), got train_len={train_len!r}, target_len={target_len!r}"
+            )
+        position_interpolation_positions([0], train_len=train_len, target_len=target_len)  # validates now
+        self.interpolation = (train_len, target_len)
 
     def rotate(
         self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.interpolation is not None:
+            train_len, target_len = self.interpolation
+            positions = position_interpolation_positions(positions, train_len=train_len, target_len=target_len)
         return self.rotary(q, k, positions)
 
 

@@ -328,3 +328,24 @@ def test_encoder_alibi_is_symmetric_and_its_own_reverse() -> None:
     assert torch.equal(bias, bias.transpose(-1, -2))
     assert torch.equal(bias, bias.flip(-1, -2))
     assert bias[0, 2, 5] == bias[0, 5, 2] == -0.25 * 3  # 4 heads: slopes 1/4, 1/16, ...
+
+
+def test_rope_scheme_position_interpolation_in_a_model() -> None:
+    # With PI from 4 to 8, the model at position p computes what it computed at p / 2: an input
+    # at positions 0, 2, 4 under PI equals the plain model at positions 0, 1, 2.
+    torch.manual_seed(0)
+    model = TinyTransformer(7, 3, d_model=16, n_heads=2, n_layers=1, max_len=4, position="rope").eval()
+    assert isinstance(model.position, RopeScheme) and model.position.interpolation is None
+    tokens = torch.tensor([[1, 5, 2]])
+    plain = model(tokens)
+    model.position.set_position_interpolation(4, 8)
+    assert torch.allclose(model(tokens, position_ids=torch.tensor([0, 2, 4])), plain, atol=1e-6)
+    assert not torch.allclose(model(tokens), plain, atol=1e-4)
+    with pytest.raises(ValueError, match="positions must be < target_len=8"):
+        model(torch.zeros(1, 9, dtype=torch.long))
+    model.position.set_position_interpolation()
+    assert torch.equal(model(tokens), plain)
+    with pytest.raises(ValueError, match="give both train_len and target_len"):
+        model.position.set_position_interpolation(4)
+    with pytest.raises(ValueError, match="target_len must be >= train_len=8"):
+        model.position.set_position_interpolation(8, 4)
