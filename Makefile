@@ -14,7 +14,7 @@ JB_FLAGS := -W -n --keep-going
 # One worker per core of the machine; each test file stays on one worker (module fixtures).
 PYTEST_FLAGS ?= -n auto --dist loadfile
 
-.PHONY: setup book test unit typecheck notebooks browser browser-deps lab lab-test bench clean pages
+.PHONY: setup book test unit typecheck notebooks browser browser-deps lab lab-test bench clean pages grids
 
 setup: $(STAMP)
 
@@ -75,6 +75,12 @@ lab: setup
 # The notebooks in a real JupyterLab driven by headless Chromium (tests/test_lab*.py), no build needed.
 lab-test: setup browser-deps
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m lab
+
+# Regenerate every stored grid in book/data (chapters 6, 7, 8 and 10; about 40 min on 2 cores).
+# Resumable: each finished run is kept in experiments/.cache/runs, so a rerun skips it.
+# Options go through GRIDS_ARGS, e.g. make grids GRIDS_ARGS="--grid ch6 --jobs 1" or "--dry-run".
+grids: setup
+	$(BIN)/python experiments/grids.py $(GRIDS_ARGS)
 
 bench: setup
 	$(BIN)/python benchmarks/run_all.py
