@@ -268,6 +268,23 @@ def init_similarity_figure(tables: Mapping[str, torch.Tensor], *, max_cells: int
     )
 
 
+def _table_and_cosine_figure(value_scale: dict[str, float]) -> go.Figure:
+    """Two empty heatmaps side by side: table values (colour scale ``value_scale``, e.g.
+    ``{"zmid": 0}``) and cosine similarity (fixed to [-1, 1]); traces 0 and 1."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("table values", "cosine similarity"),
+                        horizontal_spacing=0.24)
+    # The left colour bar sits in the gap between the panels (the left panel ends at x = 0.38).
+    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, **value_scale,
+                             colorbar=dict(title=dict(text="value"), x=0.4, thickness=12)), row=1, col=1)
+    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmin=-1, zmax=1,
+                             colorbar=dict(title=dict(text="cosine"), thickness=12)), row=1, col=2)
+    fig.update_yaxes(autorange="reversed", showgrid=False, title_text="position")
+    fig.update_xaxes(showgrid=False)
+    fig.update_xaxes(title_text="dimension", row=1, col=1)
+    fig.update_xaxes(title_text="position", row=1, col=2)
+    return fig
+
+
 def training_explorer(run: ShortInputRun) -> Explorer:
     """Explorer: the position table of a training run (left) and its cosine similarity (right), step by step.
 
@@ -289,16 +306,7 @@ def training_explorer(run: ShortInputRun) -> Explorer:
     used = run.max_length
     limit = float(snapshots.abs().max())
     positions, dims = list(range(max_len)), list(range(d_model))
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("table values", "cosine similarity"),
-                        horizontal_spacing=0.24)
-    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmin=-limit, zmax=limit,
-                             colorbar=dict(title=dict(text="value"), x=0.4, thickness=12)), row=1, col=1)
-    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmin=-1, zmax=1,
-                             colorbar=dict(title=dict(text="cosine"), thickness=12)), row=1, col=2)
-    fig.update_yaxes(autorange="reversed", showgrid=False, title_text="position")
-    fig.update_xaxes(showgrid=False)
-    fig.update_xaxes(title_text="dimension", row=1, col=1)
-    fig.update_xaxes(title_text="position", row=1, col=2)
+    fig = _table_and_cosine_figure(dict(zmin=-limit, zmax=limit))
     if used < max_len:
         fig.add_hline(y=used - 0.5, line_dash="dash", line_color="#444", row=1, col=1)
         fig.add_hline(y=used - 0.5, line_dash="dash", line_color="#444", row=1, col=2)
@@ -353,17 +361,7 @@ def learned_explorer(
     for init in inits:
         check_choice("inits", init, INIT_STRATEGIES)
     max_cells = check_positive_int("max_cells", max_cells)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("table values", "cosine similarity"),
-                        horizontal_spacing=0.24)
-    # The left colour bar sits in the gap between the panels (the left panel ends at x = 0.38).
-    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmid=0,
-                             colorbar=dict(title=dict(text="value"), x=0.4, thickness=12)), row=1, col=1)
-    fig.add_trace(go.Heatmap(z=[[0.0]], colorscale=DIVERGING, zmin=-1, zmax=1,
-                             colorbar=dict(title=dict(text="cosine"), thickness=12)), row=1, col=2)
-    fig.update_yaxes(autorange="reversed", showgrid=False, title_text="position")
-    fig.update_xaxes(showgrid=False)
-    fig.update_xaxes(title_text="dimension", row=1, col=1)
-    fig.update_xaxes(title_text="position", row=1, col=2)
+    fig = _table_and_cosine_figure(dict(zmid=0))
     fig.update_layout(height=450, margin=dict(t=90))
     describe(
         fig,

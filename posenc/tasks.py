@@ -174,7 +174,20 @@ class CopyOffsetTask(Task):
         return targets
 
 
-class ReverseTask(Task):
+class _SymbolTask(Task):
+    """A task over ``n_symbols`` symbols whose only option is ``n_symbols`` (inputs and outputs
+    share the vocabulary)."""
+
+    def __init__(self, n_symbols: int = 16) -> None:
+        self.n_symbols = check_positive_int("n_symbols", n_symbols)
+        self.vocab_size = self.n_symbols
+        self.n_outputs = self.n_symbols
+
+    def options(self) -> dict[str, Any]:
+        return {"n_symbols": self.n_symbols}
+
+
+class ReverseTask(_SymbolTask):
     """Output the sequence reversed: ``target[i] = token[seq_len - 1 - i]``.
 
     Args:
@@ -186,14 +199,6 @@ class ReverseTask(Task):
     kind = "absolute, length-tied"
     # position i < seq_len / 2 needs a token that comes after it
     causal_ok = False
-
-    def __init__(self, n_symbols: int = 16) -> None:
-        self.n_symbols = check_positive_int("n_symbols", n_symbols)
-        self.vocab_size = self.n_symbols
-        self.n_outputs = self.n_symbols
-
-    def options(self) -> dict[str, Any]:
-        return {"n_symbols": self.n_symbols}
 
     def labels(self, tokens: torch.Tensor) -> torch.Tensor:
         return tokens.flip(-1).clone()
@@ -292,7 +297,7 @@ class MarkerRecallTask(Task):
         return counts[:, : self.n_symbols].argmax(dim=1, keepdim=True).expand_as(tokens)
 
 
-class CopyHalfTask(Task):
+class CopyHalfTask(_SymbolTask):
     """Copy from half-way back: ``target[i] = token[i // 2]`` for ``i >= 1``.
 
     Position 0 has no label (it would copy itself). The offset ``i - i // 2`` grows with
@@ -307,14 +312,6 @@ class CopyHalfTask(Task):
     name = "copy_half"
     min_len = 2
     kind = "absolute"
-
-    def __init__(self, n_symbols: int = 16) -> None:
-        self.n_symbols = check_positive_int("n_symbols", n_symbols)
-        self.vocab_size = self.n_symbols
-        self.n_outputs = self.n_symbols
-
-    def options(self) -> dict[str, Any]:
-        return {"n_symbols": self.n_symbols}
 
     def labels(self, tokens: torch.Tensor) -> torch.Tensor:
         source = torch.arange(tokens.shape[1]) // 2
