@@ -201,3 +201,19 @@ def test_the_real_grids_list_the_stored_runs_in_order() -> None:
     assert [(j.config.scheme, j.table_rows) for j in extra.tables()] == [
         ("learned", 64), ("learned", 64), ("hybrid-scaled-sinusoid", 64), ("hybrid-factored", 64),
         ("hybrid-hierarchical", 64)]
+
+
+def test_the_command_writes_the_grid_and_prints_the_total_time(sequential: tuple[Path, Path, grids.Report],
+                                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    cache, _, _ = sequential
+    monkeypatch.setattr(grids, "default_grids", lambda: {"tiny": tiny_grid(), "other": tiny_grid()})
+    assert grids.main(["--grid", "tiny", "--jobs", "1", "--cache", str(cache), "--data", str(tmp_path),
+                       "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'tiny_grid.json'}" in out
+    assert "done: 4 runs (4 from the cache, 0 trained, 0 corrupt cache files redone) on 1 process(es) in" in out
+    assert load_results(tmp_path / "tiny_grid.json")[1]["cached"] == 4
+    with pytest.raises(SystemExit):
+        grids.main(["--jobs", "0", "--dry-run"])
+    assert "--jobs must be at least 1, got 0" in capsys.readouterr().err
