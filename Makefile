@@ -76,7 +76,7 @@ lab: setup
 lab-test: setup browser-deps
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m lab
 
-# Regenerate every stored grid in book/data (chapters 6, 7, 8 and 10: 177 runs, ~37 CPU-minutes,
+# Regenerate every stored grid in book/data (chapters 6, 7, 8 and 10: 172 runs, ~36 CPU-minutes,
 # so ~20 min on 2 idle cores; 40+ min on a busy machine).
 # Resumable: each finished run is kept in experiments/.cache/runs, so a rerun skips it.
 # Options go through GRIDS_ARGS, e.g. make grids GRIDS_ARGS="--grid ch6 --jobs 1" or "--dry-run".
