@@ -438,7 +438,8 @@ def attention_explorer(
                              colorbar=dict(title=dict(text="logit − query's mean")),
                              hovertemplate="query %{y}, key %{x}: %{z:.2f}<extra></extra>"))
     fig.add_trace(go.Scatter(x=[0], y=[0], mode="markers", name="each query's peak key",
-                             marker=dict(symbol="x", size=6, color=OKABE_ITO[0])))
+                             # Black, not a palette colour: it must stand out on both ends of the diverging scale.
+                             marker=dict(symbol="x", size=7, color="black")))
     fig.update_layout(height=560, title=dict(text=""), margin=dict(t=90), legend=dict(x=0.0, y=-0.18,
                                                                                       orientation="h"))
     fig.update_xaxes(title_text="key position j")
