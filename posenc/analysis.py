@@ -79,6 +79,17 @@ __all__ = [
 
 
 # -- input checks --------------------------------------------------------------------
+def _real_array(values: Any, name: str) -> np.ndarray:
+    """``values`` (array-like or torch tensor: detached, on the CPU) as a numpy array of real
+    numbers; a TypeError names ``name`` otherwise."""
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().numpy()
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got an array of dtype {array.dtype}")
+    return array
+
+
 def as_table(table: Any, *, name: str = "table", min_rows: int = 2) -> np.ndarray:
     """Check that ``table`` is a finite 2-D matrix of numbers and return it as float64.
 
@@ -90,11 +101,7 @@ def as_table(table: Any, *, name: str = "table", min_rows: int = 2) -> np.ndarra
     Returns:
         A float64 array of shape ``(n_positions, d_model)`` (a copy when a conversion was needed).
     """
-    if hasattr(table, "detach"):  # torch tensor: no gradient, CPU, numpy
-        table = table.detach().cpu().numpy()
-    array = np.asarray(table)
-    if array.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got an array of dtype {array.dtype}")
+    array = _real_array(table, name)
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-D with shape (n_positions, d_model), got shape {array.shape}")
     if array.shape[0] < min_rows:
@@ -819,11 +826,7 @@ def peak_offsets(logits: Any, *, causal: bool = False) -> np.ndarray:
         0 = the query itself. A head that attends ``k`` positions back peaks at ``-k``. Ties
         go to the first (leftmost) key.
     """
-    if hasattr(logits, "detach"):
-        logits = logits.detach().cpu().numpy()
-    array = np.asarray(logits)
-    if array.dtype.kind not in "iuf":
-        raise TypeError(f"logits must hold real numbers, got an array of dtype {array.dtype}")
+    array = _real_array(logits, "logits")
     if array.ndim != 3:
         raise ValueError(f"logits must be 3-D (n_heads, n_queries, n_keys), got shape {array.shape}")
     if 0 in array.shape:

@@ -257,8 +257,8 @@ def position_accuracy(
 
     Same test sequences as :func:`evaluate` with the same arguments.
     """
-    correct, labelled = _count_correct(model, task, seq_len, n_examples, seed, batch_size)
-    return [int(c) / int(n) if int(n) else None for c, n in zip(correct, labelled, strict=True)]
+    correct, labelled = position_counts(model, task, seq_len, n_examples=n_examples, seed=seed, batch_size=batch_size)
+    return [c / n if n else None for c, n in zip(correct, labelled, strict=True)]
 
 
 def position_counts(
