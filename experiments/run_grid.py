@@ -93,7 +93,58 @@ def ch7_configs() -> list[tuple[object, int]]:
     return [(replace(base, scheme=s, position_options=o), 5) for s, o in cells]
 
 
-GRIDS: dict[str, Callable[[], list[tuple[object, int]]]] = {"ch6": ch6_configs, "ch7": ch7_configs}
+#: The schemes of the task-suite grid: no positions, two absolute schemes, three relative ones.
+SUITE_SCHEMES = (("none", {}), ("sinusoidal", {}), ("learned", {"init": "bert"}), ("rope", {}), ("alibi", {}),
+                 ("t5_bias", {}))
+#: The tasks of the suite, one per kind of rule (``posenc.tasks``): local relative, long-range content, absolute.
+SUITE_TASKS = ("copy_offset", "marker_recall", "copy_half")
+#: The learning rates every scheme is tried with; the best is chosen on a validation split.
+SUITE_LRS = (1e-3, 3e-3, 1e-2)
+
+
+def suite_configs() -> list[tuple[object, int]]:
+    """Chapters 6, 7, 9 and 10: three tasks x six schemes x three learning rates, causal, five seeds.
+
+    Same budget for every scheme (1,000 steps of 32 sequences at length 16); each run
+    records a learning curve, its validation accuracy (for choosing the learning rate),
+    accuracy at 32 and 64 tokens overall and on the new positions only, and the result of
+    60 fine-tuning steps at 32 tokens (for a learned table, after each workaround).
+    """
+    from posenc.train import TrainConfig
+
+    base = TrainConfig(seq_len=16, steps=1000, batch_size=32, d_model=64, n_heads=4, n_layers=2, causal=True,
+                       eval_lengths=(32, 64), eval_examples=256, per_position=True, score_new_positions=True,
+                       validation_examples=256, log_every=100, curve_examples=128, finetune_steps=60, finetune_len=32)
+    cells = []
+    for task in SUITE_TASKS:
+        for scheme, options in SUITE_SCHEMES:
+            workarounds = ("clip", "modular", "interpolate") if scheme == "learned" else ()
+            for lr in SUITE_LRS:
+                cells.append((replace(base, task=task, scheme=scheme, position_options=options, lr=lr,
+                                      eval_extrapolations=workarounds), 5))
+    return cells
+
+
+def encoder_configs() -> list[tuple[object, int]]:
+    """Chapters 6 and 10: the encoder checks, on chapter 6's budget (copy-offset, length 16, 600 steps), five seeds.
+
+    * ALiBi and no positions, each without and with a ``[CLS]``-like anchor token;
+      T5's bucketed bias (which has a direction of its own).
+    * Low data (64 training sequences), a 2 x 2: table init (random N(0, 0.02) or
+      sinusoidal, std about 0.7) x token-embedding std (1 or 0.02), which separates the
+      scale ratio of tokens to positions from the table's structure.
+    """
+    base = ch6_configs()[0][0]
+    cells = [(replace(base, scheme=s, bos_token=bos), 5) for s in ("alibi", "none") for bos in (False, True)]
+    cells.append((replace(base, scheme="t5_bias"), 5))
+    cells += [(replace(base, scheme="learned", position_options={"init": init}, token_init_std=std,
+                       n_train_examples=64), 5)
+              for init in ("bert", "sinusoidal") for std in (1.0, 0.02)]
+    return cells
+
+
+GRIDS: dict[str, Callable[[], list[tuple[object, int]]]] = {
+    "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs}
 
 
 def _run_one(config):  # noqa: ANN001, ANN202 - runs in a worker process

@@ -22,6 +22,7 @@ scored on the very same test sequences.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -55,6 +56,7 @@ __all__ = [
     "reproduce",
     "run_grid",
     "EVAL_SEED",
+    "VALIDATION_SEED",
 ]
 
 #: Seed of the test sequences every run is scored on (independent of the training seed).
@@ -62,6 +64,10 @@ EVAL_SEED = 2_024_000
 #: Offset between a run's seed and the seed of its training-data generator, so the
 #: initial weights and the data come from unrelated random streams.
 _DATA_SEED_OFFSET = 1_000_003
+
+
+#: Seed of the validation sequences (``TrainConfig.validation_examples``), disjoint from the test seed.
+VALIDATION_SEED = 2_024_777
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,25 @@ class TrainConfig:
             training length on this many test sequences (a learning curve).
         per_position: also store accuracy at every position for each eval length (and
             workaround) in ``RunResult.extras["position_accuracy@L"]`` (``...@L:strategy``).
+        bos_token: put one learned anchor token (like BERT's ``[CLS]``) in front of every
+            input (see ``TinyTransformer``).
+        score_new_positions: for every eval length ``L > seq_len`` also store
+            ``metrics["new@L"]`` (and ``"new@L:strategy"``), the accuracy over the positions
+            ``>= seq_len`` only, which the model never saw in training
+            (:func:`new_position_accuracy`).
+        validation_examples: if > 0, ``metrics["val_accuracy"]``: accuracy at the training
+            length on this many sequences from a validation seed (:data:`VALIDATION_SEED`),
+            disjoint from the test sequences, for choosing hyper-parameters.
+        finetune_steps, finetune_len, finetune_lr: if ``finetune_steps > 0``, after the test,
+            copies of the model are fine-tuned (:func:`fine_tune`, seed = the run's seed) at
+            ``finetune_len`` tokens: one copy per workaround in ``eval_extrapolations`` for a
+            learned table, else one copy. Stored as ``metrics["ft_new@N"]`` (new positions
+            at ``N = finetune_len``) and ``metrics["ft@T"]`` (the training length ``T``
+            afterwards), with ``":strategy"`` for a table's workarounds.
+
+    The fields from ``bos_token`` on were added after the first grids were stored:
+    :meth:`to_dict` leaves them out while they hold their defaults, so those grids'
+    configurations (and the cache keys made from them) are unchanged.
     """
 
     task: str = "copy_offset"
@@ -119,6 +144,12 @@ class TrainConfig:
     log_every: int = 25
     curve_examples: int = 0
     per_position: bool = False
+    bos_token: bool = False
+    score_new_positions: bool = False
+    validation_examples: int = 0
+    finetune_steps: int = 0
+    finetune_len: int | None = None
+    finetune_lr: float = 1e-3
 
     def __post_init__(self) -> None:
         check_nonnegative_int("seed", self.seed)
@@ -130,6 +161,18 @@ class TrainConfig:
         check_positive_int("eval_examples", self.eval_examples)
         check_positive_int("log_every", self.log_every)
         check_nonnegative_int("curve_examples", self.curve_examples)
+        check_nonnegative_int("validation_examples", self.validation_examples)
+        check_nonnegative_int("finetune_steps", self.finetune_steps)
+        check_positive_float("finetune_lr", self.finetune_lr)
+        for name in ("bos_token", "score_new_positions", "per_position"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.finetune_steps and self.finetune_len is None:
+            raise ValueError(f"finetune_steps={self.finetune_steps} needs finetune_len (the length to fine-tune at)")
+        if self.finetune_len is not None:
+            check_positive_int("finetune_len", self.finetune_len)
+            if self.finetune_len <= self.seq_len:
+                raise ValueError(f"finetune_len must be > seq_len ({self.seq_len}), got {self.finetune_len}")
         if self.n_train_examples is not None:
             check_positive_int("n_train_examples", self.n_train_examples)
         if self.max_len is not None:
@@ -149,6 +192,9 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict (tuples become lists)."""
         data = asdict(self)
+        for name, default in _LATER_FIELDS.items():
+            if data[name] == default:
+                del data[name]
         data["eval_lengths"] = list(self.eval_lengths)
         data["eval_extrapolations"] = list(self.eval_extrapolations)
         return data
@@ -161,6 +207,11 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown TrainConfig field(s) {unknown}; allowed: {sorted(known)}")
         return cls(**data)
+
+
+#: Fields added after the first stored grids, with their defaults (left out of ``to_dict`` at the default).
+_LATER_FIELDS: dict[str, Any] = {"bos_token": False, "score_new_positions": False, "validation_examples": 0,
+                                 "finetune_steps": 0, "finetune_len": None, "finetune_lr": 1e-3}
 
 
 def build_model(config: TrainConfig, task: Task | None = None) -> TinyTransformer:
@@ -180,6 +231,7 @@ def build_model(config: TrainConfig, task: Task | None = None) -> TinyTransforme
         combine=config.combine,
         d_pos=config.d_pos,
         token_init_std=config.token_init_std,
+        bos_token=config.bos_token,
     )
 
 
@@ -552,10 +604,17 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
     extras: dict[str, Any] = {}
 
     def score(key: str, length: int) -> None:
+        # one pass over the test sequences gives the per-position, overall and new-position scores
+        correct, labelled = position_counts(model, task, length, n_examples=config.eval_examples)
+        if sum(labelled) == 0:
+            raise ValueError(f"no labelled positions at seq_len={length} for task {task!r}")
         if config.per_position:
-            per_position = position_accuracy(model, task, length, n_examples=config.eval_examples)
-            extras[f"position_accuracy@{key}"] = per_position
-        metrics[f"accuracy@{key}"] = evaluate(model, task, length, n_examples=config.eval_examples)
+            extras[f"position_accuracy@{key}"] = [c / n if n else None for c, n in zip(correct, labelled, strict=True)]
+        metrics[f"accuracy@{key}"] = sum(correct) / sum(labelled)
+        if config.score_new_positions and length > config.seq_len:
+            n_new = sum(labelled[config.seq_len :])
+            if n_new:
+                metrics[f"new@{key}"] = sum(correct[config.seq_len :]) / n_new
 
     lengths = list(dict.fromkeys([config.seq_len, *config.eval_lengths]))
     scheme = model.position
@@ -575,7 +634,35 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
     metrics["accuracy"] = metrics[f"accuracy@{config.seq_len}"]
     if f"accuracy@{config.seq_len}" not in [f"accuracy@{n}" for n in config.eval_lengths]:
         del metrics[f"accuracy@{config.seq_len}"]
+    if config.validation_examples:
+        metrics["val_accuracy"] = evaluate(model, task, config.seq_len, n_examples=config.validation_examples,
+                                           seed=VALIDATION_SEED)
+    if config.finetune_steps:
+        metrics.update(_fine_tune_metrics(model, task, config))
     return metrics, extras
+
+
+def _fine_tune_metrics(model: TinyTransformer, task: Task, config: TrainConfig) -> dict[str, float]:
+    """Fine-tune copies of a trained model at ``config.finetune_len`` and score them (see ``TrainConfig``).
+
+    Returns:
+        ``{"ft_new@N[:strategy]": new-position accuracy at N, "ft@T[:strategy]": accuracy at T}``.
+    """
+    assert config.finetune_len is not None  # checked by TrainConfig
+    long_len, train_len = config.finetune_len, config.seq_len
+    is_table = isinstance(model.position, LearnedScheme) and long_len > model.position.table_len
+    strategies: tuple[str | None, ...] = tuple(config.eval_extrapolations) if is_table else (None,)
+    metrics: dict[str, float] = {}
+    for strategy in strategies:
+        candidate = copy.deepcopy(model)
+        if strategy is not None and isinstance(candidate.position, LearnedScheme):
+            candidate.position.set_extrapolation(strategy)
+        fine_tune(candidate, task, long_len, steps=config.finetune_steps, lr=config.finetune_lr, seed=config.seed)
+        suffix = "" if strategy is None else f":{strategy}"
+        metrics[f"ft_new@{long_len}{suffix}"] = new_position_accuracy(
+            candidate, task, long_len, train_len=train_len, n_examples=config.eval_examples)
+        metrics[f"ft@{train_len}{suffix}"] = evaluate(candidate, task, train_len, n_examples=config.eval_examples)
+    return metrics
 
 
 def reproduce(stored: RunResult) -> tuple[TinyTransformer, RunResult, float]:

@@ -316,3 +316,65 @@ def test_new_position_metric_errors() -> None:
         split_seen_new([None, 1.0, 1.0], 1, labelled=[0, 0, 1])
     with pytest.raises(ValueError, match="no labelled positions"):
         split_seen_new([None, None], 1)
+
+
+# -- fields added for the task suite ----------------------------------------------------------------
+def test_later_fields_are_left_out_of_the_dict_at_their_defaults() -> None:
+    """Stored grids predate these fields: their configs (and cache keys) must not change."""
+    plain = TINY.to_dict()
+    for name in ("bos_token", "score_new_positions", "validation_examples", "finetune_steps", "finetune_len",
+                 "finetune_lr"):
+        assert name not in plain
+    assert TrainConfig.from_dict(plain) == TINY
+    changed = replace(TINY, bos_token=True, validation_examples=16, finetune_steps=2, finetune_len=12)
+    data = changed.to_dict()
+    assert (data["bos_token"], data["validation_examples"], data["finetune_len"]) == (True, 16, 12)
+    assert "finetune_lr" not in data  # still at its default
+    assert TrainConfig.from_dict(json.loads(json.dumps(data))) == changed
+
+
+def test_suite_metrics_match_the_functions_that_define_them() -> None:
+    config = replace(TINY, causal=True, eval_lengths=(12,), score_new_positions=True, validation_examples=32,
+                     finetune_steps=3, finetune_len=12, per_position=True)
+    model, result = train(config)
+    task = CopyOffsetTask()
+    m = result.metrics
+    assert m["new@12"] == new_position_accuracy(model, task, 12, train_len=8, n_examples=64)
+    assert m["accuracy@12"] == evaluate(model, task, 12, n_examples=64)
+    assert result.extras["position_accuracy@12"] == position_accuracy(model, task, 12, n_examples=64)
+    assert m["val_accuracy"] == evaluate(model, task, 8, n_examples=32, seed=2_024_777)
+    assert m["val_accuracy"] != evaluate(model, task, 8, n_examples=32)  # another split than the test set
+    assert {"ft_new@12", "ft@8"} <= set(m)
+    # fine-tuning worked on a copy: the returned model still scores what the result says
+    assert evaluate(model, task, 8, n_examples=64) == m["accuracy"]
+    again = train(config)[1]
+    assert again.metrics == m
+
+
+def test_fine_tune_metrics_per_workaround_of_a_learned_table() -> None:
+    config = replace(TINY, scheme="learned", causal=True, eval_lengths=(12,), eval_extrapolations=("clip", "modular"),
+                     score_new_positions=True, finetune_steps=2, finetune_len=12)
+    metrics = train(config)[1].metrics
+    assert {"new@12:clip", "new@12:modular", "ft_new@12:clip", "ft_new@12:modular", "ft@8:clip"} <= set(metrics)
+    assert "new@12" not in metrics  # the bare table has no row 8 and up
+
+
+def test_bos_token_reaches_the_model() -> None:
+    model, _ = train(replace(TINY, scheme="alibi", bos_token=True))
+    assert model.bos_token and model.bos.shape == (16,)
+    assert not train(TINY)[0].bos_token
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"finetune_steps": 3}, r"finetune_steps=3 needs finetune_len"),
+        ({"finetune_steps": 3, "finetune_len": 8}, r"finetune_len must be > seq_len \(8\), got 8"),
+        ({"validation_examples": -1}, "validation_examples must be a non-negative integer"),
+        ({"bos_token": 1}, "bos_token must be True or False, got 1"),
+        ({"finetune_lr": 0.0}, "finetune_lr must be a finite number > 0, got 0.0"),
+    ],
+)
+def test_suite_field_errors_name_the_field(changes: dict, message: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=message):
+        replace(TINY, **changes)

@@ -1,0 +1,321 @@
+"""Reading the task-suite grid: a fair learning rate per scheme, seeds as data, new positions only.
+
+The suite grid (``book/data/suite_grid.json``, made by ``make grids``) trains every
+scheme on three tasks (:mod:`posenc.tasks`: a local relative rule, a long-range content
+task, an absolute-position task) with three learning rates and five seeds each, the same
+budget for all. This module turns it into what the chapters report:
+
+* :func:`choose_learning_rates`: per task and scheme, the learning rate with the best
+  mean *validation* accuracy (a separate split at the training length, never the test
+  numbers), as a :class:`SuiteCell` holding the chosen runs.
+* :func:`outcome`: the seeds of one cell as data: mean, sample std, every value, and
+  "k of n seeds solved" (``>= SOLVED``), because outcomes are often bimodal.
+* :func:`suite_variants`: a learned table appears once per workaround (clip, modular,
+  per-input rescale), every other scheme once.
+* :func:`suite_rows`, :func:`learning_rate_rows`: HTML-table rows.
+* :func:`seed_explorer`, :func:`learning_curve_explorer`: the figures, live in a kernel
+  and static on the site (:class:`posenc.interactive.Explorer`).
+
+Metric keys (see ``posenc.train.TrainConfig``): ``"accuracy"`` (training length),
+``"new@L"`` (positions ``>= seq_len`` of inputs of ``L`` tokens, never seen in
+training), ``"accuracy@L"`` (all positions, the mixed score), ``"ft_new@L"`` (new
+positions after a short fine-tune at ``L``), each with ``":strategy"`` for a learned
+table's workaround.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from posenc.checks import check_choice
+from posenc.interactive import Control, Explorer, Frame
+from posenc.plots import OKABE_ITO, new_figure
+from posenc.results import RunResult, curve, run_label
+
+__all__ = [
+    "SOLVED",
+    "WORKAROUND_NAMES",
+    "SuiteCell",
+    "Outcome",
+    "choose_learning_rates",
+    "outcome",
+    "outcome_text",
+    "suite_variants",
+    "variant_values",
+    "suite_rows",
+    "learning_rate_rows",
+    "seed_explorer",
+    "learning_curve_explorer",
+]
+
+#: Accuracy at which a seed counts as having solved a task (for "k of n seeds").
+SOLVED = 0.9
+#: How the book names a learned table's workarounds: posenc's ``"interpolate"`` rescales
+#: each input by its own length (``p * (table_len - 1) / (L - 1)``), which is not Chen et
+#: al.'s (2023) position interpolation with one fixed factor, so it gets its own name.
+WORKAROUND_NAMES: dict[str, str] = {"clip": "clip", "modular": "modular", "interpolate": "per-input rescale"}
+#: One colour per scheme family, shared by every suite figure (Okabe–Ito, colour-blind safe).
+_SCHEME_COLOURS = {"none": "#000000", "sinusoidal": OKABE_ITO[0], "learned (bert)": OKABE_ITO[1],
+                   "rope": OKABE_ITO[2], "alibi": OKABE_ITO[3], "t5_bias": OKABE_ITO[5]}
+
+
+@dataclass(frozen=True)
+class SuiteCell:
+    """One task and scheme of the suite, at the learning rate chosen for it.
+
+    Attributes:
+        task: the task name (e.g. ``"marker_recall"``).
+        label: the scheme's label (:func:`posenc.results.run_label`).
+        lr: the chosen learning rate.
+        runs: the runs (one per seed) at that learning rate.
+        validation: learning rate -> mean validation accuracy over its seeds.
+    """
+
+    task: str
+    label: str
+    lr: float
+    runs: tuple[RunResult, ...]
+    validation: Mapping[float, float]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The seeds of one cell for one metric.
+
+    Attributes:
+        values: one number per seed, in seed order.
+        mean, std: mean and sample standard deviation (0 for one seed).
+        solved: how many values are ``>= threshold``; n: how many values.
+        threshold: the "solved" level.
+    """
+
+    values: tuple[float, ...]
+    mean: float
+    std: float
+    solved: int
+    n: int
+    threshold: float
+
+
+def choose_learning_rates(
+    results: Sequence[RunResult], *, metric: str = "val_accuracy"
+) -> dict[tuple[str, str], SuiteCell]:
+    """Per task and scheme, the learning rate with the highest mean ``metric`` over seeds.
+
+    Ties go to the smaller learning rate. Only ``metric`` (a validation score at the
+    training length) decides, so the test numbers reported later played no part.
+
+    Args:
+        results: runs of the suite grid (every cell with several learning rates and seeds).
+        metric: the selection metric; every run must have it.
+
+    Returns:
+        ``(task, label) -> SuiteCell``, in the grid's order.
+
+    Raises:
+        ValueError: a run lacks ``metric``, or the learning rates of a cell were run with
+            different numbers of seeds (the comparison would not be fair).
+    """
+    groups: dict[tuple[str, str], dict[float, list[RunResult]]] = {}
+    for result in results:
+        if metric not in result.metrics:
+            raise ValueError(f"run {run_label(result)} (seed {result.seed}) lacks metric {metric!r}; "
+                             f"it has {sorted(result.metrics)}")
+        key = (str(result.config["task"]), run_label(result))
+        groups.setdefault(key, {}).setdefault(float(result.config["lr"]), []).append(result)
+    cells: dict[tuple[str, str], SuiteCell] = {}
+    for (task, label), by_lr in groups.items():
+        sizes = {lr: len(runs) for lr, runs in by_lr.items()}
+        if len(set(sizes.values())) != 1:
+            raise ValueError(f"{task}/{label}: learning rates have different numbers of seeds {sizes}")
+        validation = {lr: statistics.fmean(r.metrics[metric] for r in runs) for lr, runs in sorted(by_lr.items())}
+        best = max(validation, key=lambda lr: (validation[lr], -lr))
+        cells[task, label] = SuiteCell(task, label, best, tuple(by_lr[best]), validation)
+    return cells
+
+
+def outcome(values: Sequence[float], threshold: float = SOLVED) -> Outcome:
+    """Mean, sample std and "k of n solved" of one number per seed.
+
+    Raises:
+        ValueError: no values, or ``threshold`` outside ``(0, 1]``.
+    """
+    values = tuple(float(v) for v in values)
+    if not values:
+        raise ValueError("values is empty: pass one number per seed")
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be an accuracy in (0, 1], got {threshold!r}")
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    solved = sum(v >= threshold for v in values)
+    return Outcome(values, statistics.fmean(values), std, solved, len(values), threshold)
+
+
+def outcome_text(result: Outcome, *, digits: int = 3) -> str:
+    """``"0.843 ± 0.351 (4 of 5 ≥ 0.9)"``: mean ± std and how many seeds solved it."""
+    return (f"{result.mean:.{digits}f}\u00a0±\u00a0{result.std:.{digits}f} "
+            f"({result.solved}\u00a0of\u00a0{result.n}\u00a0≥\u00a0{result.threshold:g})")
+
+
+def suite_variants(cell: SuiteCell) -> dict[str, str | None]:
+    """The ways a cell is read past the training length: ``display label -> workaround``.
+
+    A learned table scored with workarounds gives ``"learned (bert) + clip"`` etc. (the
+    workaround under its :data:`WORKAROUND_NAMES` name); any other scheme gives its label
+    and ``None``.
+    """
+    strategies = list(dict.fromkeys(s for r in cell.runs for s in r.config.get("eval_extrapolations", ())))
+    if not strategies:
+        return {cell.label: None}
+    return {f"{cell.label} + {WORKAROUND_NAMES.get(s, s)}": s for s in strategies}
+
+
+def variant_values(cell: SuiteCell, metric: str, strategy: str | None = None) -> list[float]:
+    """``metric`` of every run of ``cell``, read with ``strategy`` where the runs hold ``metric:strategy``.
+
+    Raises:
+        ValueError: a run has neither key.
+    """
+    values = []
+    for result in cell.runs:
+        key = f"{metric}:{strategy}" if strategy is not None and f"{metric}:{strategy}" in result.metrics else metric
+        if key not in result.metrics:
+            raise ValueError(f"{cell.task}/{cell.label} seed {result.seed} has no metric {key!r}")
+        values.append(result.metrics[key])
+    return values
+
+
+def suite_rows(
+    cells: Mapping[tuple[str, str], SuiteCell], metrics: Sequence[str], *, task: str
+) -> list[list[str]]:
+    """Rows ``[scheme, lr, metric 1, metric 2, ...]`` for one task, each metric as :func:`outcome_text`.
+
+    Raises:
+        ValueError: ``task`` is not in ``cells``.
+    """
+    tasks = sorted({t for t, _ in cells})
+    check_choice("task", task, tasks)
+    rows = []
+    for (cell_task, _), cell in cells.items():
+        if cell_task != task:
+            continue
+        for label, strategy in suite_variants(cell).items():
+            rows.append([label, f"{cell.lr:g}"] + [outcome_text(outcome(variant_values(cell, m, strategy)))
+                                                    for m in metrics])
+    return rows
+
+
+def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell]) -> list[list[str]]:
+    """Rows ``[task, scheme, validation accuracy at each lr...]``; the chosen one in bold."""
+    rows = []
+    for (task, label), cell in cells.items():
+        entries = [f"<b>{v:.3f}</b>" if lr == cell.lr else f"{v:.3f}" for lr, v in cell.validation.items()]
+        rows.append([task, label, *entries])
+    return rows
+
+
+def _colour_of(label: str) -> str:
+    return _SCHEME_COLOURS.get(label.split(" + ")[0], "#666666")
+
+
+def seed_explorer(
+    cells: Mapping[tuple[str, str], SuiteCell],
+    measures: Mapping[str, str],
+    *,
+    task: str | None = None,
+    measure: str | None = None,
+) -> Explorer:
+    """Explorer: one dot per seed and a bar per scheme, for a chosen task and measure.
+
+    Args:
+        cells: from :func:`choose_learning_rates`.
+        measures: menu text -> metric key, e.g. ``{"new positions at 2×": "new@32"}``.
+        task, measure: shown first (defaults: the first of each).
+
+    Returns:
+        An Explorer with controls ``task`` and ``measure``. Frames set trace 0 (the means,
+        bars) and trace 1 (the seeds, dots).
+    """
+    tasks = list(dict.fromkeys(t for t, _ in cells))
+    names = list(measures)
+    if not names:
+        raise ValueError("measures must name at least one metric")
+    task = tasks[0] if task is None else check_choice("task", task, tasks)
+    measure = names[0] if measure is None else check_choice("measure", measure, names)
+    fig = new_figure(
+        title="Seeds as data", x_title="position scheme (learned table: + workaround)", y_title="token accuracy",
+        alt="Bar chart with one bar per position scheme (the mean over seeds) and one dot per seed, for the chosen "
+        "task and measure; a dashed line marks the level counted as solved.", height=470)
+    fig.add_bar(x=[""], y=[0.0], name="mean over seeds", marker_color="#BBBBBB", hovertemplate="%{x}: %{y:.3f}"
+                "<extra>mean</extra>")
+    fig.add_scatter(x=[""], y=[0.0], mode="markers", name="one seed", marker=dict(size=9, color="#000000",
+                    symbol="circle-open", line=dict(width=2)), hovertemplate="%{x}: %{y:.3f}<extra>seed</extra>")
+    fig.add_hline(y=SOLVED, line_dash="dash", line_color="#555", annotation_text=f"solved (≥ {SOLVED:g})",
+                  annotation_position="bottom right")
+    fig.update_yaxes(range=[-0.02, 1.05])
+    fig.update_layout(margin=dict(b=150))
+    fig.update_xaxes(tickangle=-30)
+
+    def update(task: str, measure: str) -> Frame:
+        labels, means, colours, dots_x, dots_y, solved = [], [], [], [], [], []
+        for (cell_task, _), cell in cells.items():
+            if cell_task != task:
+                continue
+            for label, strategy in suite_variants(cell).items():
+                result = outcome(variant_values(cell, measures[measure], strategy))
+                labels.append(label)
+                means.append(result.mean)
+                colours.append(_colour_of(label))
+                dots_x += [label] * result.n
+                dots_y += list(result.values)
+                solved.append(f"{label.split(' ')[0]} {result.solved}/{result.n}")
+        return Frame(
+            traces={0: {"x": labels, "y": means, "marker.color": colours}, 1: {"x": dots_x, "y": dots_y}},
+            layout={"title.text": f"{task}: {measure}"},
+        )
+
+    return Explorer(fig, update, [Control("task", tasks, default=task, label="task"),
+                                  Control("measure", names, default=measure, label="measure")],
+                    caption="Choose a task and a measure. Bars: mean over seeds; dots: single seeds, each at the "
+                    "learning rate chosen for its scheme on the validation split.")
+
+
+def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task: str | None = None) -> Explorer:
+    """Explorer: accuracy at the training length against training step, one line per scheme, per task.
+
+    Each line is the mean over seeds (at the chosen learning rate) of the learning curve
+    stored in the runs' histories, so the budget every scheme had is visible.
+
+    Returns:
+        An Explorer with control ``task``; trace ``i`` is the ``i``-th scheme of the first task.
+
+    Raises:
+        ValueError: the tasks do not share the same schemes, or runs lack learning curves.
+    """
+    tasks = list(dict.fromkeys(t for t, _ in cells))
+    task = tasks[0] if task is None else check_choice("task", task, tasks)
+    labels = [label for t, label in cells if t == tasks[0]]
+    for other in tasks:
+        if [label for t, label in cells if t == other] != labels:
+            raise ValueError(f"task {other!r} has other schemes than {tasks[0]!r}; the explorer needs the same ones")
+    steps = curve(cells[tasks[0], labels[0]].runs)[0]
+    fig = new_figure(
+        title="Learning curves", x_title="training step", y_title="token accuracy at the training length",
+        alt="Line chart of accuracy at the training length against training step, one line per position scheme, "
+        "for the chosen task: the mean over seeds at each scheme's chosen learning rate.", height=440)
+    for label in labels:
+        fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines+markers", name=label,
+                        line=dict(color=_colour_of(label), width=2), marker=dict(size=5))
+    fig.update_yaxes(range=[-0.02, 1.05])
+
+    def update(task: str) -> Frame:
+        traces = {}
+        for index, label in enumerate(labels):
+            xs, means, _ = curve(cells[task, label].runs)
+            traces[index] = {"x": xs, "y": means}
+        return Frame(traces=traces, layout={"title.text": f"Learning curves: {task}"})
+
+    return Explorer(fig, update, [Control("task", tasks, default=task, label="task")],
+                    caption="Choose a task. Mean over seeds of the accuracy on 128 test sequences every 100 steps, "
+                    "each scheme at its chosen learning rate.")

@@ -1,0 +1,112 @@
+"""Tests for posenc.suite: choosing learning rates on validation, k-of-n outcomes, suite tables and explorers."""
+
+from __future__ import annotations
+
+import pytest
+
+from posenc.interactive import Explorer
+from posenc.results import RunResult
+from posenc.suite import (
+    SOLVED,
+    choose_learning_rates,
+    learning_curve_explorer,
+    learning_rate_rows,
+    outcome,
+    outcome_text,
+    seed_explorer,
+    suite_rows,
+    suite_variants,
+    variant_values,
+)
+
+
+def _run(task: str, scheme: str, lr: float, seed: int, val: float, **metrics: float) -> RunResult:
+    options = {"init": "bert"} if scheme == "learned" else {}
+    extrapolations = ["clip", "interpolate"] if scheme == "learned" else []
+    history = [{"step": 100, "loss": 1.0, "accuracy": val / 2}, {"step": 200, "loss": 0.5, "accuracy": val}]
+    config = {"task": task, "scheme": scheme, "position_options": options, "lr": lr, "seed": seed,
+              "combine": "add", "eval_extrapolations": extrapolations}
+    return RunResult(config=config, seed=seed, metrics={"val_accuracy": val, "accuracy": val, **metrics},
+                     history=history, wall_time_s=1.0)
+
+
+def _grid() -> list[RunResult]:
+    runs = []
+    for task in ("copy_offset", "marker_recall"):
+        for lr, val in ((1e-3, 0.5), (3e-3, 0.9), (1e-2, 0.7)):
+            runs += [_run(task, "rope", lr, seed, val + 0.01 * seed, **{"new@32": 0.2 * seed}) for seed in range(3)]
+            runs += [_run(task, "learned", lr, seed, 1.0 - val / 10, **{"new@32:clip": 0.1, "new@32:interpolate": 0.3})
+                     for seed in range(3)]
+    return runs
+
+
+def test_the_learning_rate_is_chosen_on_validation_only() -> None:
+    cells = choose_learning_rates(_grid())
+    assert list(cells) == [("copy_offset", "rope"), ("copy_offset", "learned (bert)"),
+                           ("marker_recall", "rope"), ("marker_recall", "learned (bert)")]
+    rope = cells["copy_offset", "rope"]
+    assert rope.lr == 3e-3 and [r.seed for r in rope.runs] == [0, 1, 2]
+    assert rope.validation == pytest.approx({1e-3: 0.51, 3e-3: 0.91, 1e-2: 0.71})
+    assert cells["copy_offset", "learned (bert)"].lr == 1e-3  # lowest val/10 penalty
+
+
+def test_ties_go_to_the_smaller_learning_rate() -> None:
+    runs = [_run("copy_offset", "rope", lr, 0, 1.0) for lr in (1e-2, 1e-3, 3e-3)]
+    assert choose_learning_rates(runs)["copy_offset", "rope"].lr == 1e-3
+
+
+def test_unequal_seeds_and_missing_metrics_are_refused() -> None:
+    runs = [_run("copy_offset", "rope", 1e-3, s, 0.5) for s in range(3)] + [_run("copy_offset", "rope", 3e-3, 0, 0.5)]
+    with pytest.raises(ValueError, match=r"copy_offset/rope: learning rates have different numbers of seeds"):
+        choose_learning_rates(runs)
+    with pytest.raises(ValueError, match="lacks metric 'val_accuracy'"):
+        choose_learning_rates([RunResult(config={"task": "t", "scheme": "rope", "lr": 1e-3}, seed=0,
+                                         metrics={"accuracy": 1.0}, history=[], wall_time_s=0.0)])
+
+
+def test_outcome_counts_solved_seeds_and_keeps_every_value() -> None:
+    result = outcome([1.0, 0.95, 0.1, 1.0, 0.92])
+    assert (result.solved, result.n, result.threshold) == (4, 5, SOLVED)
+    assert result.values == (1.0, 0.95, 0.1, 1.0, 0.92)
+    assert result.mean == pytest.approx(0.794) and result.std == pytest.approx(0.3894, abs=1e-4)
+    assert outcome_text(result) == "0.794\u00a0±\u00a00.389 (4\u00a0of\u00a05\u00a0≥\u00a00.9)"
+    assert outcome([0.5]).std == 0.0
+    with pytest.raises(ValueError, match="values is empty"):
+        outcome([])
+    with pytest.raises(ValueError, match=r"threshold must be an accuracy in \(0, 1\], got 1.5"):
+        outcome([0.5], threshold=1.5)
+
+
+def test_a_learned_table_is_read_once_per_workaround_under_its_own_name() -> None:
+    cells = choose_learning_rates(_grid())
+    learned = cells["copy_offset", "learned (bert)"]
+    assert suite_variants(learned) == {"learned (bert) + clip": "clip",
+                                       "learned (bert) + per-input rescale": "interpolate"}
+    assert variant_values(learned, "new@32", "interpolate") == [0.3, 0.3, 0.3]
+    assert suite_variants(cells["copy_offset", "rope"]) == {"rope": None}
+    with pytest.raises(ValueError, match="has no metric 'new@64'"):
+        variant_values(learned, "new@64", "clip")
+
+
+def test_rows_and_tables() -> None:
+    cells = choose_learning_rates(_grid())
+    rows = suite_rows(cells, ["new@32"], task="copy_offset")
+    assert [row[0] for row in rows] == ["rope", "learned (bert) + clip", "learned (bert) + per-input rescale"]
+    assert rows[0][1] == "0.003" and rows[0][2].startswith("0.200\u00a0±\u00a00.200 (0\u00a0of\u00a03")
+    with pytest.raises(ValueError, match="task must be one of"):
+        suite_rows(cells, ["new@32"], task="reverse")
+    lr_rows = learning_rate_rows(cells)
+    assert lr_rows[0] == ["copy_offset", "rope", "0.510", "<b>0.910</b>", "0.710"]
+
+
+def test_explorers_show_every_seed_and_every_curve() -> None:
+    cells = choose_learning_rates(_grid())
+    explorer = seed_explorer(cells, {"new positions at 2×": "new@32"}, task="marker_recall")
+    assert isinstance(explorer, Explorer)
+    frame = explorer.frame(task="marker_recall", measure="new positions at 2×")
+    assert frame.traces[1]["y"] == [0.0, 0.2, 0.4, 0.1, 0.1, 0.1, 0.3, 0.3, 0.3]
+    assert frame.traces[0]["x"] == ["rope", "learned (bert) + clip", "learned (bert) + per-input rescale"]
+    curves = learning_curve_explorer(cells).frame(task="copy_offset")
+    assert curves.traces[0]["x"] == [100, 200] and curves.traces[0]["y"] == pytest.approx([0.455, 0.91])
+    with pytest.raises(ValueError, match="measures must name at least one metric"):
+        seed_explorer(cells, {})
