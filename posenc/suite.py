@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from posenc.checks import check_choice
 from posenc.interactive import Control, Explorer, Frame
@@ -44,6 +44,7 @@ __all__ = [
     "outcome_text",
     "suite_variants",
     "variant_values",
+    "learning_rate_spread",
     "suite_rows",
     "learning_rate_rows",
     "seed_explorer",
@@ -71,6 +72,7 @@ class SuiteCell:
         lr: the chosen learning rate.
         runs: the runs (one per seed) at that learning rate.
         validation: learning rate -> mean validation accuracy over its seeds.
+        by_lr: learning rate -> its runs (every learning rate tried, for sensitivity checks).
     """
 
     task: str
@@ -78,6 +80,7 @@ class SuiteCell:
     lr: float
     runs: tuple[RunResult, ...]
     validation: Mapping[float, float]
+    by_lr: Mapping[float, tuple[RunResult, ...]]
 
 
 @dataclass(frozen=True)
@@ -104,8 +107,10 @@ def choose_learning_rates(
 ) -> dict[tuple[str, str], SuiteCell]:
     """Per task and scheme, the learning rate with the highest mean ``metric`` over seeds.
 
-    Ties go to the smaller learning rate. Only ``metric`` (a validation score at the
-    training length) decides, so the test numbers reported later played no part.
+    Ties (several learning rates solve the validation split perfectly, which is common)
+    go to the lower mean final training loss, then to the smaller learning rate. Only
+    in-distribution signals at the training length decide, so the test numbers reported
+    later, and every score past the training length, played no part.
 
     Args:
         results: runs of the suite grid (every cell with several learning rates and seeds).
@@ -130,9 +135,12 @@ def choose_learning_rates(
         sizes = {lr: len(runs) for lr, runs in by_lr.items()}
         if len(set(sizes.values())) != 1:
             raise ValueError(f"{task}/{label}: learning rates have different numbers of seeds {sizes}")
-        validation = {lr: statistics.fmean(r.metrics[metric] for r in runs) for lr, runs in sorted(by_lr.items())}
-        best = max(validation, key=lambda lr: (validation[lr], -lr))
-        cells[task, label] = SuiteCell(task, label, best, tuple(by_lr[best]), validation)
+        ordered = dict(sorted(by_lr.items()))
+        validation = {lr: statistics.fmean(r.metrics[metric] for r in runs) for lr, runs in ordered.items()}
+        loss = {lr: statistics.fmean(r.metrics.get("final_loss", 0.0) for r in runs) for lr, runs in ordered.items()}
+        best = max(validation, key=lambda lr: (validation[lr], -loss[lr], -lr))
+        cells[task, label] = SuiteCell(task, label, best, tuple(by_lr[best]), validation,
+                                       {lr: tuple(runs) for lr, runs in ordered.items()})
     return cells
 
 
@@ -184,6 +192,16 @@ def variant_values(cell: SuiteCell, metric: str, strategy: str | None = None) ->
             raise ValueError(f"{cell.task}/{cell.label} seed {result.seed} has no metric {key!r}")
         values.append(result.metrics[key])
     return values
+
+
+def learning_rate_spread(cell: SuiteCell, metric: str, strategy: str | None = None) -> dict[float, float]:
+    """Mean ``metric`` over seeds at *every* learning rate tried: how much the choice matters.
+
+    Returns:
+        ``lr -> mean``, smallest learning rate first.
+    """
+    return {lr: statistics.fmean(variant_values(replace(cell, runs=runs), metric, strategy))
+            for lr, runs in cell.by_lr.items()}
 
 
 def suite_rows(

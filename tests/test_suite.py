@@ -11,6 +11,7 @@ from posenc.suite import (
     choose_learning_rates,
     learning_curve_explorer,
     learning_rate_rows,
+    learning_rate_spread,
     outcome,
     outcome_text,
     seed_explorer,
@@ -50,9 +51,20 @@ def test_the_learning_rate_is_chosen_on_validation_only() -> None:
     assert cells["copy_offset", "learned (bert)"].lr == 1e-3  # lowest val/10 penalty
 
 
-def test_ties_go_to_the_smaller_learning_rate() -> None:
+def test_ties_go_to_the_lower_training_loss_then_the_smaller_learning_rate() -> None:
     runs = [_run("copy_offset", "rope", lr, 0, 1.0) for lr in (1e-2, 1e-3, 3e-3)]
     assert choose_learning_rates(runs)["copy_offset", "rope"].lr == 1e-3
+    for run, loss in zip(runs, (0.01, 0.03, 0.02), strict=True):
+        run.metrics["final_loss"] = loss
+    cell = choose_learning_rates(runs)["copy_offset", "rope"]
+    assert cell.lr == 1e-2 and list(cell.by_lr) == [1e-3, 3e-3, 1e-2]
+
+
+def test_learning_rate_spread_reads_every_learning_rate() -> None:
+    cell = choose_learning_rates(_grid())["copy_offset", "learned (bert)"]
+    assert learning_rate_spread(cell, "new@32", "clip") == pytest.approx({1e-3: 0.1, 3e-3: 0.1, 1e-2: 0.1})
+    rope = choose_learning_rates(_grid())["copy_offset", "rope"]
+    assert learning_rate_spread(rope, "val_accuracy") == pytest.approx({1e-3: 0.51, 3e-3: 0.91, 1e-2: 0.71})
 
 
 def test_unequal_seeds_and_missing_metrics_are_refused() -> None:
