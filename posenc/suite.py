@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from posenc.checks import check_choice
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import OKABE_ITO, new_figure
-from posenc.results import RunResult, curve, run_label
+from posenc.results import RunResult, Series, curve, extrapolation_variants, run_label
 
 __all__ = [
     "SOLVED",
@@ -42,9 +42,11 @@ __all__ = [
     "choose_learning_rates",
     "outcome",
     "outcome_text",
+    "workaround_label",
     "suite_variants",
     "variant_values",
     "learning_rate_spread",
+    "new_position_series",
     "suite_rows",
     "learning_rate_rows",
     "seed_explorer",
@@ -166,6 +168,13 @@ def outcome_text(result: Outcome, *, digits: int = 3) -> str:
             f"({result.solved}\u00a0of\u00a0{result.n}\u00a0≥\u00a0{result.threshold:g})")
 
 
+def workaround_label(label: str) -> str:
+    """A variant label with its workaround under the book's name: ``"learned (bert) + interpolate"``
+    becomes ``"learned (bert) + per-input rescale"``; other labels are returned unchanged."""
+    scheme, separator, strategy = label.partition(" + ")
+    return f"{scheme} + {WORKAROUND_NAMES.get(strategy, strategy)}" if separator else label
+
+
 def suite_variants(cell: SuiteCell) -> dict[str, str | None]:
     """The ways a cell is read past the training length: ``display label -> workaround``.
 
@@ -202,6 +211,59 @@ def learning_rate_spread(cell: SuiteCell, metric: str, strategy: str | None = No
     """
     return {lr: statistics.fmean(variant_values(replace(cell, runs=runs), metric, strategy))
             for lr, runs in cell.by_lr.items()}
+
+
+def new_position_series(
+    results: Sequence[RunResult], lengths: Sequence[int], *, strategies: Sequence[str] | None = None
+) -> dict[str, Series]:
+    """New-position accuracy against test length, from stored per-position curves.
+
+    For runs stored without ``"new@L"`` metrics but with ``per_position=True`` (chapter
+    7's grid): each run's curve at length ``L`` is split at its training length
+    (:func:`posenc.train.split_seen_new`, every labelled position weighing 1, exact for
+    tasks that label every position equally often, such as ``copy_offset``).
+
+    Returns:
+        ``label -> (lengths, means, stds)`` over seeds, one entry per variant of
+        :func:`posenc.results.extrapolation_variants` (``"learned (bert) + clip"``, ...).
+
+    Raises:
+        ValueError: a length is not longer than the training length, the runs' task labels
+            positions unequally (``marker_recall``: use its ``"new@L"`` metrics), or a
+            curve is missing.
+    """
+    from posenc.train import split_seen_new
+
+    results = list(results)
+    tasks = {r.config.get("task") for r in results}
+    if "marker_recall" in tasks:
+        raise ValueError("marker_recall labels positions unequally often: read its 'new@L' metrics instead")
+    train_lengths = {int(r.config["seq_len"]) for r in results}
+    if len(train_lengths) != 1:
+        raise ValueError(f"results must share one training length, got {sorted(train_lengths)}")
+    train_len = train_lengths.pop()
+    for length in lengths:
+        if length <= train_len:
+            raise ValueError(f"lengths must be > the training length {train_len}, got {length}")
+    series: dict[str, Series] = {}
+    for label, (runs, strategy) in extrapolation_variants(results, strategies).items():
+        means, stds = [], []
+        for length in lengths:
+            values = []
+            for run in runs:
+                key = f"position_accuracy@{length}"
+                if strategy is not None and f"{key}:{strategy}" in run.extras:
+                    key = f"{key}:{strategy}"
+                if key not in run.extras:
+                    raise ValueError(f"{label} seed {run.seed} has no extras[{key!r}] (train with per_position=True)")
+                new = split_seen_new(run.extras[key], train_len).new
+                if new is None:
+                    raise ValueError(f"{label} at length {length}: no labelled position is new")
+                values.append(new)
+            means.append(statistics.fmean(values))
+            stds.append(statistics.stdev(values) if len(values) > 1 else 0.0)
+        series[label] = (list(lengths), means, stds)
+    return series
 
 
 def suite_rows(

@@ -12,12 +12,14 @@ from posenc.suite import (
     learning_curve_explorer,
     learning_rate_rows,
     learning_rate_spread,
+    new_position_series,
     outcome,
     outcome_text,
     seed_explorer,
     suite_rows,
     suite_variants,
     variant_values,
+    workaround_label,
 )
 
 
@@ -122,3 +124,26 @@ def test_explorers_show_every_seed_and_every_curve() -> None:
     assert curves.traces[0]["x"] == [100, 200] and curves.traces[0]["y"] == pytest.approx([0.455, 0.91])
     with pytest.raises(ValueError, match="measures must name at least one metric"):
         seed_explorer(cells, {})
+
+
+def test_new_position_series_splits_stored_curves_at_the_training_length() -> None:
+    def run(scheme: str, seed: int, curve64: list) -> RunResult:
+        config = {"task": "copy_offset", "scheme": scheme, "position_options": {}, "seq_len": 4, "seed": seed,
+                  "combine": "add", "eval_extrapolations": []}
+        return RunResult(config=config, seed=seed, metrics={}, history=[], wall_time_s=0.0,
+                         extras={"position_accuracy@8": curve64})
+    runs = [run("rope", 0, [None, None, 1.0, 1.0, 0.5, 0.5, 0.0, 0.0]),
+            run("rope", 1, [None, None, 1.0, 1.0, 1.0, 1.0, 0.5, 0.5])]
+    lengths, means, stds = new_position_series(runs, [8])["rope"]
+    assert lengths == [8] and means == pytest.approx([0.5]) and stds == pytest.approx([0.3535534])
+    with pytest.raises(ValueError, match="lengths must be > the training length 4, got 4"):
+        new_position_series(runs, [4])
+    runs[0].config["task"] = "marker_recall"
+    with pytest.raises(ValueError, match="marker_recall labels positions unequally"):
+        new_position_series(runs, [8])
+
+
+def test_workaround_labels_use_the_books_names() -> None:
+    assert workaround_label("learned (bert) + interpolate") == "learned (bert) + per-input rescale"
+    assert workaround_label("learned (bert) + clip") == "learned (bert) + clip"
+    assert workaround_label("rope") == "rope"
