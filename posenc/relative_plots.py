@@ -1,4 +1,4 @@
-"""Figures and explorers for chapter 10 (RoPE and ALiBi); the accuracy-by-length figure also serves chapter 8.
+"""Figures and explorers for chapter 10 (RoPE, ALiBi, T5's buckets); the accuracy-by-length figure also serves chapter 8.
 
 Figure builders return plotly figures in the book's style (:mod:`posenc.plots`), with
 axis titles and alt text; explorers use :mod:`posenc.interactive`.
@@ -18,13 +18,20 @@ from plotly.subplots import make_subplots
 from posenc.checks import check_positive_int
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import OKABE_ITO, colour, describe, html_table
-from posenc.relative import alibi_bias, alibi_slopes, apply_rope, rope_inverse_frequencies
+from posenc.relative import (
+    alibi_bias,
+    alibi_slopes,
+    apply_rope,
+    rope_inverse_frequencies,
+    t5_relative_position_bucket,
+)
 from posenc.results import RunResult, summarize
 
 __all__ = [
     "rope_scores",
     "rope_pair_explorer",
     "alibi_figure",
+    "t5_bucket_figure",
     "accuracy_by_length_rows",
     "length_table_html",
     "series_from_rows",
@@ -172,6 +179,55 @@ def alibi_figure(n_heads: int = 8, seq_len: int = 24, *, query: int | None = Non
         alt=f"Left: heatmap of ALiBi's bias for the steepest of {n_heads} heads, zero on the diagonal and "
         "decreasing linearly away from it. Right: for each head, the softmax attention weight a query gives to "
         "keys at increasing distance when content scores are equal; steep heads look only at the nearest keys.",
+    )
+
+
+def t5_bucket_figure(num_buckets: int = 32, max_distance: int = 128, *, max_offset: int | None = None) -> go.Figure:
+    """T5's bucket index against the offset ``key - query``, for an encoder and for a decoder.
+
+    Two step lines from :func:`posenc.relative.t5_relative_position_bucket`: bidirectional
+    (an encoder: keys before and after the query get separate buckets) and causal (a
+    decoder: only distances back count, every key after the query shares bucket 0). A
+    dotted line marks ``±max_distance``, where the last bucket begins for good.
+
+    Args:
+        num_buckets: total buckets (T5: 32).
+        max_distance: distances from here on share the last bucket (T5: 128).
+        max_offset: offsets ``-max_offset .. max_offset`` are drawn (default: ``1.25 * max_distance``).
+
+    Returns:
+        A figure whose trace 0 (bidirectional) and trace 1 (causal) hold ``x`` = offsets and
+        ``y`` = bucket indices.
+
+    Raises:
+        ValueError: a ``max_offset`` or ``max_distance`` below 1, or (from the bucket rule) too
+            few ``num_buckets``.
+        TypeError: a non-integer ``max_offset``, ``max_distance`` or ``num_buckets``.
+    """
+    max_offset = int(1.25 * check_positive_int("max_distance", max_distance)) if max_offset is None else max_offset
+    max_offset = check_positive_int("max_offset", max_offset)
+    offsets = torch.arange(-max_offset, max_offset + 1)
+    fig = go.Figure()
+    for index, (bidirectional, name) in enumerate(((True, "encoder (bidirectional)"), (False, "decoder (causal)"))):
+        buckets = t5_relative_position_bucket(offsets, bidirectional=bidirectional, num_buckets=num_buckets,
+                                              max_distance=max_distance)
+        fig.add_trace(go.Scatter(x=offsets.numpy(), y=buckets.numpy(), mode="lines", line_shape="hv", name=name,
+                                 line=dict(color=colour(index), width=2.5, dash="solid" if index == 0 else "dash"),
+                                 hovertemplate="offset %{x}: bucket %{y}<extra>" + name + "</extra>"))
+    for x in (-max_distance, max_distance):
+        if abs(x) <= max_offset:
+            fig.add_vline(x=x, line=dict(color="#888", dash="dot"))
+    fig.update_xaxes(title_text="offset j − i, key minus query (positions)")
+    fig.update_yaxes(title_text="bucket index")
+    fig.update_layout(height=430, title=dict(text=f"T5's buckets: {num_buckets} in all, max_distance {max_distance}"),
+                      legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"))
+    return describe(
+        fig,
+        alt=f"Step plot of T5's bucket index against the offset from the query to the key, from {-max_offset} to "
+        f"{max_offset}, with {num_buckets} buckets and max_distance {max_distance}. Encoder: near offsets have a "
+        "bucket each, wider and wider buckets follow up to the dotted lines at plus and minus max_distance, and "
+        "keys after the query use a second set of buckets. Decoder: one set of buckets for keys before the query; "
+        "every key after it shares bucket 0.",
     )
 
 
