@@ -78,7 +78,8 @@ class Job:
 
         c = self.config
         text = f"{scheme_label(c.scheme, c.position_options, c.combine)} seed={c.seed}"
-        extras = [("n_train", c.n_train_examples, None), ("token_std", c.token_init_std, 1.0), ("steps", c.steps, 600)]
+        extras = [("task", c.task, "copy_offset"), ("lr", c.lr, 3e-3), ("n_train", c.n_train_examples, None),
+                  ("token_std", c.token_init_std, 1.0), ("steps", c.steps, 600), ("bos", c.bos_token, False)]
         text += "".join(f" {name}={value}" for name, value, default in extras if value != default)
         return text + (f" +table[{self.table_rows}]" if self.table_rows is not None else "")
 
