@@ -4,9 +4,11 @@
     python experiments/grids.py --grid ch6 --jobs 1  # one grid, one process
     python experiments/grids.py --dry-run            # list the runs and how many are cached
 
-The grids themselves are defined where they always were: chapters 6 and 7 in
-``experiments/run_grid.py``, the extra runs of chapters 8 and 10 in
-``experiments/relative_hybrid_grid.py``. This command runs them all:
+The grids themselves are defined in ``experiments/run_grid.py`` (chapters 6 and 7; the task
+suite of chapters 6, 7, 9 and 10: three tasks x six schemes x three learning rates, causal;
+the encoder checks: anchor tokens, T5 buckets, the low-data 2 x 2) and in
+``experiments/relative_hybrid_grid.py`` (the extra runs of chapters 8 and 10). This command
+runs them all:
 
 * **Resumable.** Every finished run is written at once to its own JSON file in the cache
   folder (default ``experiments/.cache/runs``, git-ignored), named by a hash of its
