@@ -278,7 +278,8 @@ def _warn_if_tables_differ(tables: list[dict[str, Any]], ch6_file: Path) -> None
 def default_grids() -> dict[str, Grid]:
     """Every stored grid of the book, by ``--grid`` name, in the order they are written."""
     return {"ch6": _chapter_grid("ch6"), "ch7": _chapter_grid("ch7"), "ch8_ch10": _extra_grid(),
-            "suite": _chapter_grid("suite"), "encoder": _chapter_grid("encoder")}
+            "suite": _chapter_grid("suite"), "encoder": _chapter_grid("encoder"),
+            "encoder_suite": _chapter_grid("encoder_suite")}
 
 
 # -- running ------------------------------------------------------------------------------------

@@ -143,8 +143,22 @@ def encoder_configs() -> list[tuple[object, int]]:
     return cells
 
 
+def encoder_suite_configs() -> list[tuple[object, int]]:
+    """Chapter 6: the other tasks in the encoder, on chapter 6's budget (length 16, 600 steps, lr 3e-3), five seeds.
+
+    Tasks: marker_recall (long-range content), copy_half (absolute) and reverse (absolute,
+    length-tied; an encoder-only task). Schemes: as the suite, with ALiBi given an anchor
+    token (without one, its symmetric encoder bias cannot tell a sequence from its reverse).
+    """
+    base = ch6_configs()[0][0]
+    schemes = [(s, o, False) for s, o in SUITE_SCHEMES if s != "alibi"] + [("alibi", {}, True)]
+    return [(replace(base, task=task, scheme=s, position_options=o, bos_token=bos), 5)
+            for task in ("marker_recall", "copy_half", "reverse") for s, o, bos in schemes]
+
+
 GRIDS: dict[str, Callable[[], list[tuple[object, int]]]] = {
-    "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs}
+    "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
+    "encoder_suite": encoder_suite_configs}
 
 
 def _run_one(config):  # noqa: ANN001, ANN202 - runs in a worker process
