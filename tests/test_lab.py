@@ -59,16 +59,35 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 
 
 class LabReports:
-    """One browser context; runs each notebook once and remembers its report."""
+    """One browser context; runs each notebook once and remembers its report.
+
+    One exception: if the only findings are explorers whose figure did not redraw, the
+    notebook is opened once more in a fresh tab with a fresh kernel and that report is kept,
+    with the first attempt's findings in ``retried`` (printed by the "run" check). Under a
+    loaded CI machine a widget view can die in the browser (seen: an uncaught
+    "Cannot read properties of undefined (reading 'node')" while the kernel was idle), which a
+    reader would fix by re-running the notebook; an explorer that fails twice still fails.
+    """
 
     def __init__(self, context: Any, lab: LabServer) -> None:
         self.context, self.lab = context, lab
         self.reports: dict[str, LabReport] = {}
+        self.retried: dict[str, list[str]] = {}
 
     def report(self, path: str) -> LabReport:
         if path not in self.reports:
-            self.reports[path] = inspect_notebook(self.context, self.lab, path)
+            report = inspect_notebook(self.context, self.lab, path)
+            if _only_lost_redraws(report):
+                self.retried[path] = list(report.findings["explorers"])
+                report = inspect_notebook(self.context, self.lab, path)
+            self.reports[path] = report
         return self.reports[path]
+
+
+def _only_lost_redraws(report: LabReport) -> bool:
+    """True if every finding is an explorer whose figure was drawn but did not change after a move."""
+    findings = {check: problems for check, problems in report.findings.items() if problems}
+    return set(findings) == {"explorers"} and all("did not change within" in p for p in findings["explorers"])
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +125,8 @@ def test_notebook_in_lab(reports: LabReports, path: str, check: str) -> None:
     report = reports.report(path)
     if check == "run":
         print(report.describe())  # timings, explorers moved, stderr: shown with `pytest -rA`
+        if path in reports.retried:
+            print(f"first attempt, retried once in a fresh kernel: {reports.retried[path]}")
     if check != "run" and "run" in report.findings and report.cells_run == 0:
         pytest.fail(f"the notebook did not run in Lab:\n{report.describe()}", pytrace=False)
     problems = report.findings.get(check, [])
@@ -116,3 +137,17 @@ def test_notebook_in_lab(reports: LabReports, path: str, check: str) -> None:
         + "\n".join(f"  {problem}" for problem in problems)
         + f"\n\nfull report:\n{report.describe()}"
     )
+
+
+def test_only_lost_redraws_are_retried() -> None:
+    lost = LabReport(path="x.ipynb")
+    lost.add("explorers", "explorer 1: its figure did not change within 30 s after a move")
+    assert _only_lost_redraws(lost)
+    never = LabReport(path="x.ipynb")
+    never.add("explorers", "explorer 1: its figure was never drawn")
+    assert not _only_lost_redraws(never)
+    mixed = LabReport(path="x.ipynb")
+    mixed.add("explorers", "explorer 1: its figure did not change within 30 s after a move")
+    mixed.add("errors", "cell 3: Traceback")
+    assert not _only_lost_redraws(mixed)
+    assert not _only_lost_redraws(LabReport(path="x.ipynb"))
