@@ -48,6 +48,7 @@ __all__ = [
     "learning_rate_spread",
     "new_position_series",
     "suite_rows",
+    "kept_text",
     "learning_rate_rows",
     "seed_explorer",
     "learning_curve_explorer",
@@ -286,11 +287,19 @@ def suite_rows(
     return rows
 
 
+def kept_text(value: float, kept: bool) -> str:
+    """``"0.855 (kept)"`` for the chosen learning rate's value, ``"0.855"`` otherwise.
+
+    Plain text, because :func:`posenc.plots.html_table` escapes its cells.
+    """
+    return f"{value:.3f}\u00a0(kept)" if kept else f"{value:.3f}"
+
+
 def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell]) -> list[list[str]]:
-    """Rows ``[task, scheme, validation accuracy at each lr...]``; the chosen one in bold."""
+    """Rows ``[task, scheme, validation accuracy at each lr...]``; the chosen one marked (:func:`kept_text`)."""
     rows = []
     for (task, label), cell in cells.items():
-        entries = [f"<b>{v:.3f}</b>" if lr == cell.lr else f"{v:.3f}" for lr, v in cell.validation.items()]
+        entries = [kept_text(v, lr == cell.lr) for lr, v in cell.validation.items()]
         rows.append([task, label, *entries])
     return rows
 
@@ -396,6 +405,9 @@ def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task:
             traces[index] = {"x": xs, "y": means}
         return Frame(traces=traces, layout={"title.text": f"Learning curves: {task}"})
 
+    config = cells[tasks[0], labels[0]].runs[0].config
+    sequences = f"{config['curve_examples']} test sequences" if "curve_examples" in config else "test sequences"
+    every = f"every {steps[1] - steps[0]} steps" if len(steps) > 1 else f"at step {steps[0]}"
     return Explorer(fig, update, [Control("task", tasks, default=task, label="task")],
-                    caption="Choose a task. Mean over seeds of the accuracy on 128 test sequences every 100 steps, "
-                    "each scheme at its chosen learning rate.")
+                    caption=f"Choose a task. Mean over seeds of the accuracy on {sequences} {every}, each scheme "
+                    "at its chosen learning rate.")

@@ -110,7 +110,7 @@ def test_rows_and_tables() -> None:
     with pytest.raises(ValueError, match="task must be one of"):
         suite_rows(cells, ["new@32"], task="reverse")
     lr_rows = learning_rate_rows(cells)
-    assert lr_rows[0] == ["copy_offset", "rope", "0.510", "<b>0.910</b>", "0.710"]
+    assert lr_rows[0] == ["copy_offset", "rope", "0.510", "0.910\u00a0(kept)", "0.710"]
 
 
 def test_explorers_show_every_seed_and_every_curve() -> None:
@@ -120,7 +120,9 @@ def test_explorers_show_every_seed_and_every_curve() -> None:
     frame = explorer.frame(task="marker_recall", measure="new positions at 2×")
     assert frame.traces[1]["y"] == [0.0, 0.2, 0.4, 0.1, 0.1, 0.1, 0.3, 0.3, 0.3]
     assert frame.traces[0]["x"] == ["rope", "learned (bert) + clip", "learned (bert) + per-input rescale"]
-    curves = learning_curve_explorer(cells).frame(task="copy_offset")
+    explorer = learning_curve_explorer(cells)
+    assert explorer.caption.startswith("Choose a task. Mean over seeds of the accuracy on test sequences every 100 steps")
+    curves = explorer.frame(task="copy_offset")
     assert curves.traces[0]["x"] == [100, 200] and curves.traces[0]["y"] == pytest.approx([0.455, 0.91])
     with pytest.raises(ValueError, match="measures must name at least one metric"):
         seed_explorer(cells, {})
