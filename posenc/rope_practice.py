@@ -53,8 +53,8 @@ __all__ = [
     "packed_position_ids",
     "permute_rotary_weight",
     "rope_attention",
+    "rope_attention_scores",
     "rope_cos_sin",
-    "rope_scores",
 ]
 
 #: Floating-point types :func:`rope_cos_sin` may compute angles in.
@@ -126,7 +126,7 @@ def _check_vector_positions(name: str, positions: Any, length: int) -> torch.Ten
     return pos
 
 
-def rope_scores(
+def rope_attention_scores(
     q: torch.Tensor,
     k: torch.Tensor,
     q_positions: Any,
@@ -193,10 +193,10 @@ def rope_attention(
     layout: str = "interleaved",
     base: float = 10000.0,
 ) -> torch.Tensor:
-    """Single-head attention ``softmax(rope_scores + mask) @ v``.
+    """Single-head attention ``softmax(rope_attention_scores + mask) @ v``.
 
     Args:
-        q, k, q_positions, k_positions, scaling, layout, base: as in :func:`rope_scores`.
+        q, k, q_positions, k_positions, scaling, layout, base: as in :func:`rope_attention_scores`.
         v: ``(n_k, d_v)`` values.
         mask: ``(n_q, n_k)`` bool, True = may attend; ``None`` = causal by index (the queries
             are the last ``n_q`` of the ``n_k`` tokens), whatever the positions say.
@@ -204,7 +204,7 @@ def rope_attention(
     Returns:
         ``(n_q, d_v)``.
     """
-    scores = rope_scores(q, k, q_positions, k_positions, scaling=scaling, layout=layout, base=base)
+    scores = rope_attention_scores(q, k, q_positions, k_positions, scaling=scaling, layout=layout, base=base)
     if not isinstance(v, torch.Tensor) or v.ndim != 2 or v.shape[0] != k.shape[0]:
         raise ValueError(f"v must be a tensor of shape ({k.shape[0]}, d_v) (one row per key), "
                          f"got {getattr(v, 'shape', v)!r}")

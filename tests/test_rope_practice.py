@@ -18,8 +18,8 @@ from posenc.rope_practice import (
     packed_position_ids,
     permute_rotary_weight,
     rope_attention,
+    rope_attention_scores,
     rope_cos_sin,
-    rope_scores,
 )
 from posenc.rope_scaling import RopeScaling
 
@@ -43,9 +43,9 @@ def _padded_scores(scaling: RopeScaling | None) -> tuple[torch.Tensor, torch.Ten
     q, k = _randn(n_real, d, seed=1), _randn(n_real, d, seed=2)
     qp, kp = torch.cat([_randn(n_pad, d, seed=3), q]), torch.cat([_randn(n_pad, d, seed=4), k])
     mask = torch.tensor([[0] * n_pad + [1] * n_real])
-    unpadded = rope_scores(q, k, torch.arange(n_real), scaling=scaling)
-    fixed = rope_scores(qp, kp, left_padding_position_ids(mask)[0], scaling=scaling)[n_pad:, n_pad:]
-    naive = rope_scores(qp, kp, torch.arange(n_pad + n_real), scaling=scaling)[n_pad:, n_pad:]
+    unpadded = rope_attention_scores(q, k, torch.arange(n_real), scaling=scaling)
+    fixed = rope_attention_scores(qp, kp, left_padding_position_ids(mask)[0], scaling=scaling)[n_pad:, n_pad:]
+    naive = rope_attention_scores(qp, kp, torch.arange(n_pad + n_real), scaling=scaling)[n_pad:, n_pad:]
     return unpadded, fixed, naive
 
 
@@ -115,7 +115,7 @@ def test_kv_cache_errors() -> None:
     with pytest.raises(ValueError, match=r"mask must be a bool tensor of shape \(4, 4\)"):
         rope_attention(q, q, q, torch.arange(4), mask=torch.ones(4, 4))
     with pytest.raises(ValueError, match=r"q_positions must have shape \(4,\)"):
-        rope_scores(q, q, torch.arange(3))
+        rope_attention_scores(q, q, torch.arange(3))
 
 
 # -- 3. packed sequences ---------------------------------------------------------------------------------
@@ -201,9 +201,9 @@ def test_permuted_weights_give_the_same_scores_and_unpermuted_ones_do_not() -> N
     positions = torch.arange(n)
     for h in range(n_heads):
         rows = slice(h * d_head, (h + 1) * d_head)
-        trained = rope_scores(x @ w_q[rows].T, x @ w_k[rows].T, positions, layout="interleaved")
-        converted = rope_scores(x @ w_q_half[rows].T, x @ w_k_half[rows].T, positions, layout="half")
-        wrong = rope_scores(x @ w_q[rows].T, x @ w_k[rows].T, positions, layout="half")
+        trained = rope_attention_scores(x @ w_q[rows].T, x @ w_k[rows].T, positions, layout="interleaved")
+        converted = rope_attention_scores(x @ w_q_half[rows].T, x @ w_k_half[rows].T, positions, layout="half")
+        wrong = rope_attention_scores(x @ w_q[rows].T, x @ w_k[rows].T, positions, layout="half")
         assert torch.allclose(converted, trained, atol=1e-10)
         assert (wrong - trained).abs().max() > 0.1
 
