@@ -219,7 +219,7 @@ def rope_attention(
 
 # -- 2. KV cache ------------------------------------------------------------------------------------
 def generation_position_ids(past_length: int, n_new: int) -> torch.Tensor:
-    """Positions of ``n_new`` tokens that follow ``past_length`` cached ones: ``past_length .. past_length + n_new - 1``.
+    """Positions of ``n_new`` tokens after ``past_length`` cached ones: ``past_length .. past_length + n_new - 1``.
 
     The bug this replaces: calling a model on the new tokens alone, which numbers them
     ``0 .. n_new - 1`` as if they started a sequence, while the cached keys keep the positions
@@ -285,7 +285,8 @@ def _check_lengths(document_lengths: Any) -> list[int]:
             raise ValueError(f"document_lengths must be a 1-D sequence of integers, got {document_lengths!r}")
         document_lengths = document_lengths.tolist()
     if not isinstance(document_lengths, Sequence) or isinstance(document_lengths, str) or not document_lengths:
-        raise ValueError(f"document_lengths must be a non-empty sequence of positive integers, got {document_lengths!r}")
+        raise ValueError(f"document_lengths must be a non-empty sequence of positive integers, "
+                         f"got {document_lengths!r}")
     return [check_positive_int(f"document_lengths[{i}]", n) for i, n in enumerate(document_lengths)]
 
 
@@ -363,7 +364,8 @@ def permute_rotary_weight(weight: torch.Tensor, n_heads: int, *, to: str = "half
         A new tensor with the shape and dtype of ``weight``.
     """
     if not isinstance(weight, torch.Tensor) or weight.ndim != 2:
-        raise ValueError(f"weight must be a tensor of shape (n_heads * d_head, d_in), got {getattr(weight, 'shape', weight)!r}")
+        raise ValueError(f"weight must be a tensor of shape (n_heads * d_head, d_in), "
+                         f"got {getattr(weight, 'shape', weight)!r}")
     n_heads = check_positive_int("n_heads", n_heads)
     to = check_choice("to", to, ROPE_LAYOUTS)
     rows, d_in = weight.shape
@@ -424,7 +426,7 @@ def rope_cos_sin(
 
 
 def angle_error(positions: Any, d_head: int, *, dtype: torch.dtype, base: float = 10000.0) -> float:
-    """Largest ``|cos - cos_ref|`` or ``|sin - sin_ref|`` of :func:`rope_cos_sin` in ``dtype``, over positions and pairs.
+    """Largest ``|cos - cos_ref|`` or ``|sin - sin_ref|`` of :func:`rope_cos_sin` in ``dtype`` (all positions, pairs).
 
     The reference takes the angles in float64. An error near 1 (up to 2) means the rotation
     is unrelated to the position. The fast pairs, whose angles are largest, are hit hardest;

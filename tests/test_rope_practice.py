@@ -196,7 +196,8 @@ def test_permute_rotary_weight_is_hugging_faces_permute_and_round_trips() -> Non
 
 def test_permuted_weights_give_the_same_scores_and_unpermuted_ones_do_not() -> None:
     n_heads, d_head, d_in, n = 2, 8, 12, 6
-    w_q, w_k, x = _randn(n_heads * d_head, d_in, seed=15), _randn(n_heads * d_head, d_in, seed=16), _randn(n, d_in, seed=17)
+    w_q, w_k = _randn(n_heads * d_head, d_in, seed=15), _randn(n_heads * d_head, d_in, seed=16)
+    x = _randn(n, d_in, seed=17)
     w_q_half, w_k_half = permute_rotary_weight(w_q, n_heads), permute_rotary_weight(w_k, n_heads)
     positions = torch.arange(n)
     for h in range(n_heads):
