@@ -22,7 +22,8 @@ from posenc.checks import check_choice, check_positions, check_positive_float, c
 from posenc.registry import make_position_scheme
 from posenc.schemes import PositionScheme
 
-__all__ = ["MultiHeadSelfAttention", "TransformerBlock", "TinyTransformer", "COMBINE_MODES", "reversal_gap"]
+__all__ = ["MultiHeadSelfAttention", "TransformerBlock", "TinyTransformer", "COMBINE_MODES", "reversal_gap",
+           "attention_probabilities"]
 
 #: Ways :class:`TinyTransformer` combines token and position vectors.
 COMBINE_MODES: tuple[str, ...] = ("add", "concat")
@@ -46,6 +47,9 @@ class MultiHeadSelfAttention(nn.Module):
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.out = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
+        #: when True, forward keeps its attention weights in ``last_weights`` (see :func:`attention_probabilities`)
+        self.keep_weights = False
+        self.last_weights: torch.Tensor | None = None
 
     def forward(
         self,
@@ -74,6 +78,8 @@ class MultiHeadSelfAttention(nn.Module):
         if mask is not None:
             scores = scores.masked_fill(mask, float("-inf"))
         weights = self.dropout(scores.softmax(dim=-1))
+        if self.keep_weights:
+            self.last_weights = weights.detach()
         return self.out((weights @ v).transpose(1, 2).reshape(batch, seq_len, d_model))
 
 
@@ -324,3 +330,35 @@ def reversal_gap(model: TinyTransformer, tokens: torch.Tensor) -> float:
     finally:
         model.train(was_training)
     return float((backward - forward.flip(1)).abs().max())
+
+
+def attention_probabilities(model: TinyTransformer, tokens: torch.Tensor, *, layer: int = 0) -> torch.Tensor:
+    """The attention weights (after the softmax) of one layer for an input.
+
+    Args:
+        model: a :class:`TinyTransformer` (run in eval mode, without gradients; its mode is restored).
+        tokens: ``(batch, seq_len)`` token ids.
+        layer: ``0 <= layer < n_layers``.
+
+    Returns:
+        ``(batch, n_heads, seq_len, seq_len)``: row ``i`` is how query ``i`` spreads over the keys
+        (with ``bos_token=True`` the anchor is included, so ``seq_len + 1``).
+    """
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model must be a TinyTransformer, got {type(model).__name__}")
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(model.blocks):
+        raise ValueError(f"layer must be an int in [0, {len(model.blocks)}), got {layer!r}")
+    attention = model.blocks[layer].attn
+    assert isinstance(attention, MultiHeadSelfAttention)
+    was_training = model.training
+    model.eval()
+    attention.keep_weights = True
+    try:
+        with torch.no_grad():
+            model(tokens)
+        assert attention.last_weights is not None
+        return attention.last_weights
+    finally:
+        attention.keep_weights = False
+        attention.last_weights = None
+        model.train(was_training)

@@ -23,7 +23,7 @@ end of this module.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -38,6 +38,9 @@ from posenc.checks import (
 )
 from posenc.extrapolate import position_interpolation_positions
 from posenc.schemes import PositionScheme
+
+if TYPE_CHECKING:
+    from posenc.rope_scaling import RopeScaling
 
 __all__ = [
     "ROPE_LAYOUTS",
@@ -79,7 +82,9 @@ def rope_inverse_frequencies(d_head: int, *, base: float = 10000.0) -> torch.Ten
     return base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
 
 
-def rope_angles(positions: Any, d_head: int, *, base: float = 10000.0) -> torch.Tensor:
+def rope_angles(
+    positions: Any, d_head: int, *, base: float = 10000.0, inverse_frequencies: torch.Tensor | None = None
+) -> torch.Tensor:
     """Rotation angle ``position * theta_i`` of every coordinate pair, in float64.
 
     Computed in double precision because ``position * theta`` loses accuracy in float32
@@ -88,12 +93,21 @@ def rope_angles(positions: Any, d_head: int, *, base: float = 10000.0) -> torch.
     Args:
         positions: non-negative positions, any shape ``P`` (fractions allowed).
         d_head: width of a query/key vector (even).
+        inverse_frequencies: ``(d_head // 2,)`` speeds to use instead of ``base``'s, e.g. a
+            scaled set from :mod:`posenc.rope_scaling`.
 
     Returns:
         float64 tensor of shape ``(*P, d_head // 2)``.
     """
     pos = check_real_positions("positions", positions)
-    return pos.unsqueeze(-1) * rope_inverse_frequencies(d_head, base=base).to(pos.device)
+    if inverse_frequencies is None:
+        speeds = rope_inverse_frequencies(d_head, base=base)
+    else:
+        speeds = torch.as_tensor(inverse_frequencies, dtype=torch.float64)
+        if speeds.shape != (d_head // 2,):
+            raise ValueError(f"inverse_frequencies must have shape ({d_head // 2},) for d_head={d_head}, "
+                             f"got {tuple(speeds.shape)}")
+    return pos.unsqueeze(-1) * speeds.to(pos.device)
 
 
 def apply_rope(
@@ -102,6 +116,7 @@ def apply_rope(
     *,
     base: float = 10000.0,
     layout: str = "interleaved",
+    inverse_frequencies: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Rotate each coordinate pair of ``x`` by ``position * theta_i``.
 
@@ -113,6 +128,7 @@ def apply_rope(
             Non-negative, integer or fractional.
         base: frequency base (10000 in RoFormer).
         layout: one of :data:`ROPE_LAYOUTS`.
+        inverse_frequencies: optional ``(d_head // 2,)`` speeds replacing ``base``'s (see :func:`rope_angles`).
 
     Returns:
         Tensor with the shape and dtype of ``x``. Every pair keeps its length.
@@ -134,7 +150,7 @@ def apply_rope(
             f"positions must have shape ({seq_len},) (or (batch, seq_len) for 4-D x); got {tuple(pos.shape)} "
             f"for x of shape {tuple(x.shape)}"
         )
-    angles = rope_angles(pos.to(x.device), d_head, base=base)
+    angles = rope_angles(pos.to(x.device), d_head, base=base, inverse_frequencies=inverse_frequencies)
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     half = d_head // 2
     if layout == "interleaved":
@@ -286,7 +302,8 @@ class RopeScheme(PositionScheme):
         base, layout: as in :class:`RotaryEmbedding`.
 
     :meth:`set_position_interpolation` switches on Chen et al.'s fixed-factor position
-    interpolation (off by default).
+    interpolation, :meth:`set_scaling` any method of :mod:`posenc.rope_scaling` (both off
+    by default).
     """
 
     def __init__(self, d_model: int, n_heads: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
@@ -297,6 +314,22 @@ class RopeScheme(PositionScheme):
         self.max_len = None
         self.rotary = RotaryEmbedding(d_model // n_heads, base=base, layout=layout)
         self.interpolation: tuple[int, int] | None = None
+        self.scaling: RopeScaling | None = None
+
+    def set_scaling(self, scaling: RopeScaling | None) -> None:
+        """Rotate with the speeds (and YaRN's temperature) of ``scaling``, or plainly with ``None``.
+
+        Args:
+            scaling: a :class:`posenc.rope_scaling.RopeScaling`; for dynamic NTK the current
+                length is the largest position of the input + 1.
+        """
+        from posenc.rope_scaling import RopeScaling
+
+        if scaling is not None and not isinstance(scaling, RopeScaling):
+            raise TypeError(f"scaling must be a posenc.rope_scaling.RopeScaling or None, got {type(scaling).__name__}")
+        if scaling is not None and self.interpolation is not None:
+            raise ValueError("position interpolation is on: switch it off (set_position_interpolation()) first")
+        self.scaling = scaling
 
     def set_position_interpolation(self, train_len: int | None = None, target_len: int | None = None) -> None:
         """Read every position ``p`` at ``p * train_len / target_len`` (Chen et al., 2023), or
@@ -309,6 +342,8 @@ class RopeScheme(PositionScheme):
         if train_len is None and target_len is None:
             self.interpolation = None
             return
+        if self.scaling is not None:
+            raise ValueError("a RoPE scaling is on: switch it off (set_scaling(None)) first")
         if train_len is None or target_len is None:
             raise ValueError(
                 f"give both train_len and target_len (or neither), got train_len={train_len!r}, target_len={target_len!r}"
@@ -322,7 +357,14 @@ class RopeScheme(PositionScheme):
         if self.interpolation is not None:
             train_len, target_len = self.interpolation
             positions = position_interpolation_positions(positions, train_len=train_len, target_len=target_len)
-        return self.rotary(q, k, positions)
+        if self.scaling is None:
+            return self.rotary(q, k, positions)
+        seq_len = int(positions.max().item()) + 1 if positions.numel() else 1
+        speeds = self.scaling.inverse_frequencies(self.rotary.d_head, base=self.rotary.base, seq_len=seq_len)
+        scale = self.scaling.query_key_scale
+        rotated = [apply_rope(t, positions, layout=self.rotary.layout, inverse_frequencies=speeds) * scale
+                   for t in (q, k)]
+        return rotated[0], rotated[1]
 
 
 class AlibiScheme(PositionScheme):

@@ -33,6 +33,7 @@ from posenc.checks import check_choice
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import OKABE_ITO, new_figure
 from posenc.results import RunResult, Series, curve, extrapolation_variants, run_label
+from posenc.rope_scaling import METHOD_NAMES
 
 __all__ = [
     "SOLVED",
@@ -48,6 +49,7 @@ __all__ = [
     "learning_rate_spread",
     "new_position_series",
     "suite_rows",
+    "scaling_rows",
     "kept_text",
     "learning_rate_rows",
     "seed_explorer",
@@ -180,9 +182,14 @@ def suite_variants(cell: SuiteCell) -> dict[str, str | None]:
     """The ways a cell is read past the training length: ``display label -> workaround``.
 
     A learned table scored with workarounds gives ``"learned (bert) + clip"`` etc. (the
-    workaround under its :data:`WORKAROUND_NAMES` name); any other scheme gives its label
-    and ``None``.
+    workaround under its :data:`WORKAROUND_NAMES` name). RoPE scored with scaling methods
+    (``TrainConfig.rope_scalings``) gives its plain label (``None``) and then
+    ``"rope + YaRN"`` etc. (:data:`posenc.rope_scaling.METHOD_NAMES`). Any other scheme gives
+    its label and ``None``.
     """
+    scalings = list(dict.fromkeys(m for r in cell.runs for m in r.config.get("rope_scalings", ())))
+    if scalings:
+        return {cell.label: None, **{f"{cell.label} + {METHOD_NAMES[m]}": m for m in scalings}}
     strategies = list(dict.fromkeys(s for r in cell.runs for s in r.config.get("eval_extrapolations", ())))
     if not strategies:
         return {cell.label: None}
@@ -285,6 +292,48 @@ def suite_rows(
             rows.append([label, f"{cell.lr:g}"] + [outcome_text(outcome(variant_values(cell, m, strategy)))
                                                     for m in metrics])
     return rows
+
+
+def scaling_rows(
+    cells_by_length: Mapping[int, Mapping[tuple[str, str], SuiteCell]], *, task: str
+) -> tuple[list[str], list[list[str]]]:
+    """Chapter 11's table for one task: RoPE read with each scaling method, zero-shot and fine-tuned.
+
+    Args:
+        cells_by_length: ``L -> cells`` (:func:`choose_learning_rates`) of the runs fine-tuned at
+            ``L`` tokens; every run is also scored zero-shot at ``L``.
+        task: the task.
+
+    Returns:
+        ``(headers, rows)``: per variant (:func:`suite_variants`) its learning rate, then for each
+        ``L`` the new-position accuracy zero-shot (``new@L``) and after fine-tuning (``ft_new@L``),
+        and last the accuracy at the training length with the method set up for the longest ``L``
+        (``short@L``; for a run without a method, its plain accuracy). Each as :func:`outcome_text`.
+    """
+    lengths = sorted(cells_by_length)
+    if not lengths:
+        raise ValueError("cells_by_length must hold at least one length")
+    first = cells_by_length[lengths[0]]
+    check_choice("task", task, sorted({t for t, _ in first}))
+    longest = lengths[-1]
+    headers = ["variant", "lr"]
+    for length in lengths:
+        headers += [f"new @{length}, zero-shot", f"new @{length}, fine-tuned"]
+    headers.append(f"at the training length, set for {longest}")
+    rows = []
+    for (cell_task, label) in first:
+        if cell_task != task:
+            continue
+        for variant, strategy in suite_variants(first[task, label]).items():
+            row = [variant, f"{first[task, label].lr:g}"]
+            for length in lengths:
+                cell = cells_by_length[length][task, label]
+                row += [outcome_text(outcome(variant_values(cell, f"{metric}@{length}", strategy)))
+                        for metric in ("new", "ft_new")]
+            cell = cells_by_length[longest][task, label]
+            short = variant_values(cell, f"short@{longest}", strategy) if strategy else variant_values(cell, "accuracy")
+            rows.append(row + [outcome_text(outcome(short))])
+    return headers, rows
 
 
 def kept_text(value: float, kept: bool) -> str:

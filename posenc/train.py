@@ -37,7 +37,9 @@ from posenc.checks import check_choice, check_nonnegative_int, check_positive_fl
 from posenc.extrapolate import STRATEGIES
 from posenc.models import TinyTransformer
 from posenc.params import module_parameter_count
+from posenc.relative import RopeScheme
 from posenc.results import RunResult, scheme_label
+from posenc.rope_scaling import METHODS, RopeScaling
 from posenc.runtime import single_thread
 from posenc.schemes import LearnedScheme
 from posenc.tasks import IGNORE_INDEX, Task, fixed_dataset, make_generator, make_task
@@ -113,6 +115,13 @@ class TrainConfig:
             learned table, else one copy. Stored as ``metrics["ft_new@N"]`` (new positions
             at ``N = finetune_len``) and ``metrics["ft@T"]`` (the training length ``T``
             afterwards), with ``":strategy"`` for a table's workarounds.
+        rope_scalings: for ``scheme="rope"``, methods of :mod:`posenc.rope_scaling` (not
+            ``"none"``) to test at every eval length ``L > seq_len``, each set up to stretch
+            ``seq_len`` to ``L`` (:meth:`posenc.rope_scaling.RopeScaling.for_length`):
+            ``metrics["accuracy@L:method"]``, ``"new@L:method"`` and ``"short@L:method"``
+            (accuracy at ``seq_len`` with the method set up for ``L``: what it costs short
+            inputs). With fine-tuning, one more copy per method: ``"ft_new@N:method"``,
+            ``"ft@T:method"``.
 
     The fields from ``bos_token`` on were added after the first grids were stored:
     :meth:`to_dict` leaves them out while they hold their defaults, so those grids'
@@ -150,6 +159,7 @@ class TrainConfig:
     finetune_steps: int = 0
     finetune_len: int | None = None
     finetune_lr: float = 1e-3
+    rope_scalings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_nonnegative_int("seed", self.seed)
@@ -183,9 +193,14 @@ class TrainConfig:
             check_positive_int("eval_lengths entry", length)
         for strategy in self.eval_extrapolations:
             check_choice("eval_extrapolations entry", strategy, STRATEGIES)
+        for method in self.rope_scalings:
+            check_choice("rope_scalings entry", method, tuple(m for m in METHODS if m != "none"))
+        if self.rope_scalings and self.scheme != "rope":
+            raise ValueError(f"rope_scalings={tuple(self.rope_scalings)!r} needs scheme='rope', got scheme={self.scheme!r}")
         # Lists from JSON become tuples so configs compare equal after a round trip.
         object.__setattr__(self, "eval_lengths", tuple(int(n) for n in self.eval_lengths))
         object.__setattr__(self, "eval_extrapolations", tuple(self.eval_extrapolations))
+        object.__setattr__(self, "rope_scalings", tuple(self.rope_scalings))
         object.__setattr__(self, "position_options", dict(self.position_options))
         object.__setattr__(self, "task_options", dict(self.task_options))
 
@@ -197,6 +212,8 @@ class TrainConfig:
                 del data[name]
         data["eval_lengths"] = list(self.eval_lengths)
         data["eval_extrapolations"] = list(self.eval_extrapolations)
+        if "rope_scalings" in data:
+            data["rope_scalings"] = list(self.rope_scalings)
         return data
 
     @classmethod
@@ -211,7 +228,8 @@ class TrainConfig:
 
 #: Fields added after the first stored grids, with their defaults (left out of ``to_dict`` at the default).
 _LATER_FIELDS: dict[str, Any] = {"bos_token": False, "score_new_positions": False, "validation_examples": 0,
-                                 "finetune_steps": 0, "finetune_len": None, "finetune_lr": 1e-3}
+                                 "finetune_steps": 0, "finetune_len": None, "finetune_lr": 1e-3,
+                                 "rope_scalings": ()}
 
 
 def build_model(config: TrainConfig, task: Task | None = None) -> TinyTransformer:
@@ -631,6 +649,15 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
                     score(f"{length}:{strategy}", length)
             finally:
                 table.set_extrapolation(saved)
+        if isinstance(scheme, RopeScheme) and length > config.seq_len:
+            for method in config.rope_scalings:
+                scheme.set_scaling(RopeScaling.for_length(method, train_len=config.seq_len, target_len=length))
+                try:
+                    score(f"{length}:{method}", length)
+                    metrics[f"short@{length}:{method}"] = evaluate(model, task, config.seq_len,
+                                                                    n_examples=config.eval_examples)
+                finally:
+                    scheme.set_scaling(None)
     metrics["accuracy"] = metrics[f"accuracy@{config.seq_len}"]
     if f"accuracy@{config.seq_len}" not in [f"accuracy@{n}" for n in config.eval_lengths]:
         del metrics[f"accuracy@{config.seq_len}"]
@@ -652,11 +679,15 @@ def _fine_tune_metrics(model: TinyTransformer, task: Task, config: TrainConfig) 
     long_len, train_len = config.finetune_len, config.seq_len
     is_table = isinstance(model.position, LearnedScheme) and long_len > model.position.table_len
     strategies: tuple[str | None, ...] = tuple(config.eval_extrapolations) if is_table else (None,)
+    if isinstance(model.position, RopeScheme):
+        strategies = (None, *config.rope_scalings)
     metrics: dict[str, float] = {}
     for strategy in strategies:
         candidate = copy.deepcopy(model)
         if strategy is not None and isinstance(candidate.position, LearnedScheme):
             candidate.position.set_extrapolation(strategy)
+        if strategy is not None and isinstance(candidate.position, RopeScheme):
+            candidate.position.set_scaling(RopeScaling.for_length(strategy, train_len=train_len, target_len=long_len))
         fine_tune(candidate, task, long_len, steps=config.finetune_steps, lr=config.finetune_lr, seed=config.seed)
         suffix = "" if strategy is None else f":{strategy}"
         metrics[f"ft_new@{long_len}{suffix}"] = new_position_accuracy(

@@ -1,0 +1,408 @@
+"""Stretching RoPE past its training length: the frequency transforms used in practice.
+
+A RoPE model trained on ``train_len`` positions has seen pair ``i`` turn by at most
+``(train_len - 1) * theta_i`` radians (:func:`posenc.relative.rope_inverse_frequencies`).
+The methods here change the rotation speeds ``theta_i`` (and, for YaRN, the attention
+temperature) so that a longer input stays closer to what training covered:
+
+* :func:`pi_inverse_frequencies`: position interpolation (Chen et al., 2023), every speed
+  divided by the factor ``s`` (the same as reading position ``p`` at ``p / s``).
+* :func:`ntk_inverse_frequencies`: "NTK-aware" scaling (bloc97, 2023), a larger base
+  ``base * s ** (d / (d - 2))``: the fastest pair keeps its speed, the slowest is divided by ``s``.
+* :func:`dynamic_ntk_inverse_frequencies`: the same with ``s`` taken from the current
+  length (Peng et al., 2023, section 3.3; the Hugging Face formula).
+* :func:`yarn_inverse_frequencies` and :func:`yarn_attention_factor`: YaRN (Peng et al.,
+  2023), "NTK-by-parts" (fast pairs kept, slow pairs interpolated, a ramp between) plus a
+  temperature on the attention logits.
+* :func:`llama3_inverse_frequencies`: Llama 3.1's rule (Grattafiori et al., 2024), the same
+  idea with the ramp written in wavelengths.
+* A base change (e.g. ``base = 500_000`` in Llama 3) is :func:`rope_inverse_frequencies`
+  with another base: a training-time choice (Xiong et al., 2023).
+
+:class:`RopeScaling` bundles a method and its settings; :meth:`posenc.relative.RopeScheme.set_scaling`
+switches it on in a model. :func:`pair_diagnostic` tells, pair by pair, which angles a
+longer input brings that training never showed, and what a method does about it.
+
+All frequencies are float64 tensors of shape ``(d_head // 2,)``, fastest pair first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from posenc.checks import check_choice, check_positive_float, check_positive_int
+from posenc.relative import rope_inverse_frequencies
+
+__all__ = [
+    "METHODS",
+    "METHOD_NAMES",
+    "YARN_RAMPS",
+    "pi_inverse_frequencies",
+    "ntk_base",
+    "ntk_inverse_frequencies",
+    "dynamic_ntk_factor",
+    "dynamic_ntk_inverse_frequencies",
+    "yarn_correction_range",
+    "yarn_inverse_frequencies",
+    "yarn_attention_factor",
+    "llama3_inverse_frequencies",
+    "RopeScaling",
+    "PairRow",
+    "pair_diagnostic",
+    "relative_score_curve",
+]
+
+#: Scaling methods by name ("none" is plain RoPE).
+METHODS: tuple[str, ...] = ("none", "pi", "ntk", "dynamic_ntk", "yarn", "llama3")
+#: How the book writes each method.
+METHOD_NAMES: dict[str, str] = {"none": "plain RoPE", "pi": "PI", "ntk": "NTK-aware",
+                                "dynamic_ntk": "dynamic NTK", "yarn": "YaRN", "llama3": "Llama 3"}
+#: YaRN's ramp: ``"index"`` as in the authors' code (linear in the pair index), ``"rotations"``
+#: as written in the paper (linear in the number of turns ``r``).
+YARN_RAMPS: tuple[str, ...] = ("index", "rotations")
+
+
+def _check_factor(factor: Any) -> float:
+    factor = check_positive_float("factor", factor)
+    if factor < 1.0:
+        raise ValueError(f"factor must be >= 1 (these methods stretch a context, 1 = no change), got {factor}")
+    return factor
+
+
+def pi_inverse_frequencies(d_head: int, *, factor: float, base: float = 10000.0) -> torch.Tensor:
+    """Position interpolation (Chen et al., 2023): ``theta_i / s`` for every pair.
+
+    Rotating position ``p`` by ``p * theta_i / s`` is reading it at ``p / s``
+    (:func:`posenc.extrapolate.position_interpolation_positions`): all angles, fast and
+    slow pairs alike, shrink by ``s``.
+
+    Args:
+        d_head: query/key width (even); factor: ``s = L_new / L_train >= 1``; base: RoPE's base.
+
+    Returns:
+        float64 ``(d_head // 2,)``.
+    """
+    factor = _check_factor(factor)
+    return rope_inverse_frequencies(d_head, base=base) / factor
+
+
+def ntk_base(d_head: int, *, factor: float, base: float = 10000.0) -> float:
+    """The NTK-aware base (bloc97, 2023): ``base * s ** (d_head / (d_head - 2))``.
+
+    The exponent makes the slowest pair ``i = d_head/2 - 1`` turn exactly ``s`` times slower,
+    while pair 0 (speed ``base ** 0 = 1``) is untouched.
+    """
+    factor = _check_factor(factor)
+    d_head = check_positive_int("d_head", d_head)
+    if d_head < 4 or d_head % 2:
+        raise ValueError(f"d_head must be an even number >= 4 for NTK-aware scaling (d/(d-2) is the exponent), "
+                         f"got {d_head}")
+    return check_positive_float("base", base) * factor ** (d_head / (d_head - 2))
+
+
+def ntk_inverse_frequencies(d_head: int, *, factor: float, base: float = 10000.0) -> torch.Tensor:
+    """NTK-aware scaling: RoPE's speeds with the base :func:`ntk_base`.
+
+    Pair ``i`` is slowed by ``s ** (2 i / (d_head - 2))``: by 1 for the fastest pair, by ``s``
+    for the slowest, geometrically in between. Returns float64 ``(d_head // 2,)``.
+    """
+    return rope_inverse_frequencies(d_head, base=ntk_base(d_head, factor=factor, base=base))
+
+
+def dynamic_ntk_factor(seq_len: int, *, train_len: int, factor: float = 1.0) -> float:
+    """The factor dynamic NTK scaling uses for an input of ``seq_len`` positions.
+
+    ``max(1, factor * seq_len / train_len - (factor - 1))``, as in Hugging Face
+    ``transformers`` (``rope_type="dynamic"``). With ``factor = 1`` this is
+    ``max(1, seq_len / train_len)``, the definition of Peng et al. (2023, section 3.3):
+    inputs no longer than training are left alone.
+    """
+    seq_len = check_positive_int("seq_len", seq_len)
+    train_len = check_positive_int("train_len", train_len)
+    factor = _check_factor(factor)
+    return max(1.0, factor * seq_len / train_len - (factor - 1.0))
+
+
+def dynamic_ntk_inverse_frequencies(
+    d_head: int, *, seq_len: int, train_len: int, factor: float = 1.0, base: float = 10000.0
+) -> torch.Tensor:
+    """NTK-aware speeds for the factor :func:`dynamic_ntk_factor` of the current length.
+
+    ``seq_len`` is the number of positions of the input so far (largest position + 1). The
+    speeds change as the input grows, so keys cached at one length were rotated with
+    other speeds than a later query's. Returns float64 ``(d_head // 2,)``.
+    """
+    current = dynamic_ntk_factor(seq_len, train_len=train_len, factor=factor)
+    return ntk_inverse_frequencies(d_head, factor=current, base=base)
+
+
+def _turns_to_pair(turns: float, d_head: int, base: float, train_len: int) -> float:
+    # pair index i at which speed * train_len / (2 pi) == turns: solve base**(-2i/d) * L / (2 pi) = turns
+    return d_head * math.log(train_len / (turns * 2 * math.pi)) / (2 * math.log(base))
+
+
+def _check_betas(beta_fast: Any, beta_slow: Any) -> tuple[float, float]:
+    beta_fast, beta_slow = check_positive_float("beta_fast", beta_fast), check_positive_float("beta_slow", beta_slow)
+    if beta_fast <= beta_slow:
+        raise ValueError(f"beta_fast must be > beta_slow (turns), got beta_fast={beta_fast}, beta_slow={beta_slow}")
+    return beta_fast, beta_slow
+
+
+def yarn_correction_range(
+    d_head: int, *, train_len: int, base: float = 10000.0, beta_fast: float = 32.0, beta_slow: float = 1.0
+) -> tuple[int, int]:
+    """The pairs between which YaRN's ramp runs, as in the authors' code.
+
+    ``low`` = the pair that turns ``beta_fast`` times within ``train_len`` (rounded down),
+    ``high`` = the pair that turns ``beta_slow`` times (rounded up), clipped to ``[0, d_head - 1]``
+    (the reference code's bounds).
+    """
+    rope_inverse_frequencies(d_head, base=base)  # validates d_head (even) and base (> 1)
+    train_len = check_positive_int("train_len", train_len)
+    beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
+    low = math.floor(_turns_to_pair(beta_fast, d_head, base, train_len))
+    high = math.ceil(_turns_to_pair(beta_slow, d_head, base, train_len))
+    return max(low, 0), min(high, d_head - 1)
+
+
+def yarn_inverse_frequencies(
+    d_head: int,
+    *,
+    factor: float,
+    train_len: int,
+    base: float = 10000.0,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    ramp: str = "index",
+) -> torch.Tensor:
+    """YaRN's "NTK-by-parts" speeds (Peng et al., 2023).
+
+    Each pair blends its own speed with the interpolated one:
+    ``theta'_i = (1 - gamma_i) * theta_i / s + gamma_i * theta_i``. Pairs that turn more than
+    ``beta_fast`` times within ``train_len`` keep their speed (``gamma = 1``); pairs that turn
+    less than ``beta_slow`` times are interpolated (``gamma = 0``).
+
+    Args:
+        ramp: ``"index"`` (default): ``gamma`` is linear in the pair index between
+            :func:`yarn_correction_range`, as in the authors' code and in Hugging Face;
+            ``"rotations"``: ``gamma = (r_i - beta_slow) / (beta_fast - beta_slow)`` clipped to
+            ``[0, 1]``, with ``r_i = train_len * theta_i / (2 pi)`` turns, as the paper writes it.
+            The two agree at both ends and differ in between.
+
+    Returns:
+        float64 ``(d_head // 2,)``.
+    """
+    factor = _check_factor(factor)
+    ramp = check_choice("ramp", ramp, YARN_RAMPS)
+    train_len = check_positive_int("train_len", train_len)
+    speeds = rope_inverse_frequencies(d_head, base=base)
+    if ramp == "index":
+        low, high = yarn_correction_range(d_head, train_len=train_len, base=base, beta_fast=beta_fast,
+                                          beta_slow=beta_slow)
+        if low == high:
+            high += 0.001  # type: ignore[assignment]  # the reference code's guard against 0/0
+        pair = torch.arange(d_head // 2, dtype=torch.float64)
+        interpolated_share = ((pair - low) / (high - low)).clamp(0.0, 1.0)
+        keep = 1.0 - interpolated_share
+    else:
+        beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
+        turns = train_len * speeds / (2 * math.pi)
+        keep = ((turns - beta_slow) / (beta_fast - beta_slow)).clamp(0.0, 1.0)
+    return (1.0 - keep) * speeds / factor + keep * speeds
+
+
+def yarn_attention_factor(factor: float) -> float:
+    """YaRN's temperature: ``sqrt(1 / t) = 0.1 * ln(s) + 1`` (Peng et al., 2023, eq. 22).
+
+    Queries and keys are both multiplied by this number, so the attention logits are
+    multiplied by its square (``1 / t``). 1 for ``s = 1``.
+    """
+    return 0.1 * math.log(_check_factor(factor)) + 1.0
+
+
+def llama3_inverse_frequencies(
+    d_head: int,
+    *,
+    factor: float,
+    train_len: int,
+    base: float = 10000.0,
+    low_freq_factor: float = 1.0,
+    high_freq_factor: float = 4.0,
+) -> torch.Tensor:
+    """Llama 3.1's RoPE scaling (Grattafiori et al., 2024; Meta's reference code).
+
+    With wavelength ``lambda_i = 2 pi / theta_i``: pairs with ``lambda_i < train_len /
+    high_freq_factor`` (more than ``high_freq_factor`` turns) keep their speed; pairs with
+    ``lambda_i > train_len / low_freq_factor`` are divided by ``factor``; in between,
+    ``theta' = (1 - g) * theta / factor + g * theta`` with
+    ``g = (train_len / lambda_i - low_freq_factor) / (high_freq_factor - low_freq_factor)``.
+    Llama 3.1 ships ``factor=8, low_freq_factor=1, high_freq_factor=4, train_len=8192``.
+
+    Returns:
+        float64 ``(d_head // 2,)``.
+    """
+    factor = _check_factor(factor)
+    train_len = check_positive_int("train_len", train_len)
+    low_freq_factor = check_positive_float("low_freq_factor", low_freq_factor)
+    high_freq_factor = check_positive_float("high_freq_factor", high_freq_factor)
+    if high_freq_factor <= low_freq_factor:
+        raise ValueError(f"high_freq_factor must be > low_freq_factor, got {high_freq_factor} <= {low_freq_factor}")
+    speeds = rope_inverse_frequencies(d_head, base=base)
+    turns = train_len * speeds / (2 * math.pi)  # = train_len / wavelength
+    keep = ((turns - low_freq_factor) / (high_freq_factor - low_freq_factor)).clamp(0.0, 1.0)
+    return (1.0 - keep) * speeds / factor + keep * speeds
+
+
+@dataclass(frozen=True)
+class RopeScaling:
+    """One scaling method with its settings, for :meth:`posenc.relative.RopeScheme.set_scaling`.
+
+    Attributes:
+        method: one of :data:`METHODS`.
+        factor: ``s >= 1`` (for ``"dynamic_ntk"``, Hugging Face's ``factor``; 1 = Peng et al.'s rule).
+        train_len: the context length the model was trained on.
+        beta_fast, beta_slow, yarn_ramp: YaRN's settings (:func:`yarn_inverse_frequencies`).
+        low_freq_factor, high_freq_factor: Llama 3's settings.
+    """
+
+    method: str
+    factor: float = 1.0
+    train_len: int = 16
+    beta_fast: float = 32.0
+    beta_slow: float = 1.0
+    yarn_ramp: str = "index"
+    low_freq_factor: float = 1.0
+    high_freq_factor: float = 4.0
+
+    def __post_init__(self) -> None:
+        check_choice("method", self.method, METHODS)
+        object.__setattr__(self, "factor", _check_factor(self.factor))
+        check_positive_int("train_len", self.train_len)
+        check_choice("yarn_ramp", self.yarn_ramp, YARN_RAMPS)
+
+    @classmethod
+    def for_length(cls, method: str, *, train_len: int, target_len: int) -> RopeScaling:
+        """The method set up to stretch ``train_len`` to ``target_len`` (``factor = target_len / train_len``).
+
+        Dynamic NTK takes its factor from each input instead, so it gets ``factor = 1``.
+        """
+        train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
+        if target_len < train_len:
+            raise ValueError(f"target_len must be >= train_len={train_len}, got {target_len}")
+        factor = 1.0 if method == "dynamic_ntk" else target_len / train_len
+        return cls(method, factor=factor, train_len=train_len)
+
+    def inverse_frequencies(self, d_head: int, *, base: float = 10000.0, seq_len: int | None = None) -> torch.Tensor:
+        """The speeds for an input of ``seq_len`` positions (only dynamic NTK reads it). float64 ``(d_head // 2,)``."""
+        if self.method == "none":
+            return rope_inverse_frequencies(d_head, base=base)
+        if self.method == "pi":
+            return pi_inverse_frequencies(d_head, factor=self.factor, base=base)
+        if self.method == "ntk":
+            return ntk_inverse_frequencies(d_head, factor=self.factor, base=base)
+        if self.method == "dynamic_ntk":
+            if seq_len is None:
+                raise ValueError("dynamic_ntk needs seq_len, the length of the current input")
+            return dynamic_ntk_inverse_frequencies(d_head, seq_len=seq_len, train_len=self.train_len,
+                                                   factor=self.factor, base=base)
+        if self.method == "yarn":
+            return yarn_inverse_frequencies(d_head, factor=self.factor, train_len=self.train_len, base=base,
+                                            beta_fast=self.beta_fast, beta_slow=self.beta_slow, ramp=self.yarn_ramp)
+        return llama3_inverse_frequencies(d_head, factor=self.factor, train_len=self.train_len, base=base,
+                                          low_freq_factor=self.low_freq_factor, high_freq_factor=self.high_freq_factor)
+
+    @property
+    def query_key_scale(self) -> float:
+        """What queries and keys are multiplied by (YaRN's ``sqrt(1/t)``; 1 for the other methods)."""
+        return yarn_attention_factor(self.factor) if self.method == "yarn" else 1.0
+
+    @property
+    def label(self) -> str:
+        name = METHOD_NAMES[self.method]
+        return name if self.method in ("none", "dynamic_ntk") else f"{name} (s = {self.factor:g})"
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One coordinate pair in :func:`pair_diagnostic` (angles in radians).
+
+    Attributes:
+        pair: index ``i`` (0 = fastest); speed: ``theta_i`` as trained.
+        turns_in_training: ``train_len * theta_i / (2 pi)``.
+        max_angle_trained: ``(train_len - 1) * theta_i``, the largest offset angle training showed.
+        scaled_speed: ``theta'_i`` under the method; speed_ratio: ``theta'_i / theta_i``.
+        max_angle_at_target: ``(target_len - 1) * theta'_i``.
+        meets_new_angles: the longer input brings offset angles training never showed: the
+            pair has not completed a turn in training and ``max_angle_at_target`` reaches the angle
+            of offset ``train_len`` (``train_len * theta_i``), the first offset training never had.
+            (PI's fractional positions end at ``train_len - 1/s``, less than one step past the
+            trained range, which does not count.)
+    """
+
+    pair: int
+    speed: float
+    turns_in_training: float
+    max_angle_trained: float
+    scaled_speed: float
+    speed_ratio: float
+    max_angle_at_target: float
+    meets_new_angles: bool
+
+
+def pair_diagnostic(
+    d_head: int, *, train_len: int, target_len: int, scaling: RopeScaling | None = None, base: float = 10000.0
+) -> list[PairRow]:
+    """Pair by pair: what a model trained on ``train_len`` positions meets at ``target_len``.
+
+    Args:
+        d_head: query/key width (even); base: RoPE's base.
+        train_len, target_len: trained and new context lengths.
+        scaling: the method applied at ``target_len`` (``None`` = plain RoPE).
+
+    Returns:
+        One :class:`PairRow` per pair, fastest first.
+    """
+    train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
+    scaling = scaling or RopeScaling("none", train_len=train_len)
+    if not isinstance(scaling, RopeScaling):
+        raise TypeError(f"scaling must be a RopeScaling or None, got {type(scaling).__name__}")
+    speeds = rope_inverse_frequencies(d_head, base=base)
+    scaled = scaling.inverse_frequencies(d_head, base=base, seq_len=target_len)
+    rows = []
+    for i, (speed, new) in enumerate(zip(speeds.tolist(), scaled.tolist(), strict=True)):
+        trained_max = (train_len - 1) * speed
+        target_max = (target_len - 1) * new
+        rows.append(PairRow(
+            pair=i, speed=speed, turns_in_training=train_len * speed / (2 * math.pi), max_angle_trained=trained_max,
+            scaled_speed=new, speed_ratio=new / speed, max_angle_at_target=target_max,
+            meets_new_angles=trained_max < 2 * math.pi and target_max >= train_len * speed * (1 - 1e-12)))
+    return rows
+
+
+def relative_score_curve(
+    distances: Any, d_head: int, *, scaling: RopeScaling | None = None, base: float = 10000.0, seq_len: int | None = None
+) -> torch.Tensor:
+    """The score a query gives a key at each distance when both are all-ones vectors.
+
+    ``scale**2 * (2 / d_head) * sum_i cos(distance * theta'_i)``: 1 at distance 0, and it decays
+    (with ripples) as the distance grows: RoPE's long-term decay (Su et al., 2024). ``scale``
+    is the method's :attr:`RopeScaling.query_key_scale`.
+
+    Args:
+        distances: non-negative offsets, shape ``(n,)``.
+        seq_len: input length for dynamic NTK (default: largest distance + 1).
+
+    Returns:
+        float64 ``(n,)``.
+    """
+    dist = torch.as_tensor(distances, dtype=torch.float64)
+    if dist.ndim != 1 or bool((dist < 0).any()):
+        raise ValueError(f"distances must be a 1-D tensor of offsets >= 0, got {distances!r}")
+    scaling = scaling or RopeScaling("none")
+    length = int(dist.max().item()) + 1 if seq_len is None and dist.numel() else (seq_len or 1)
+    speeds = scaling.inverse_frequencies(d_head, base=base, seq_len=length)
+    return scaling.query_key_scale**2 * torch.cos(dist[:, None] * speeds[None, :]).mean(dim=1)
