@@ -156,9 +156,43 @@ def encoder_suite_configs() -> list[tuple[object, int]]:
             for task in ("marker_recall", "copy_half", "reverse") for s, o, bos in schemes]
 
 
+#: Chapter 11's RoPE scaling methods, tested on RoPE models with the suite's budget.
+SCALING_METHODS = ("pi", "ntk", "yarn", "llama3")
+#: Chapter 11's tasks: the suite's local relative rule and its long-range content task.
+SCALING_TASKS = ("copy_offset", "marker_recall")
+#: The learning rate the suite chose for RoPE on both tasks (on validation, chapter 7).
+SCALING_ROPE_LR = 1e-2
+#: A training-time base change (Xiong et al., 2023; Llama 3 uses 500,000).
+SCALING_LARGE_BASE = 500_000.0
+
+
+def rope_scaling_configs() -> list[tuple[object, int]]:
+    """Chapter 11: stretching RoPE models trained at length 16 to 32 and 64 tokens, five seeds.
+
+    * The suite's RoPE runs (base 10,000, the learning rate the suite chose) scored at 2x
+      and 4x with every method of ``SCALING_METHODS`` (zero-shot), then fine-tuned for the
+      suite's 60 steps at 32 or at 64 tokens with each method (and without one).
+    * RoPE trained with base 500,000 from the start, with the suite's learning-rate sweep
+      (chosen on validation like every suite cell), plainly fine-tuned at 32 or 64.
+
+    Dynamic NTK is left out: on a full-length input it is NTK-aware scaling with
+    ``s = L / 16`` (chapter 11 shows this), so its scores would repeat NTK's.
+    """
+    base = next(c for c, _ in suite_configs() if c.scheme == "rope")
+    cells = []
+    for task in SCALING_TASKS:
+        for finetune_len in (32, 64):
+            cells.append((replace(base, task=task, lr=SCALING_ROPE_LR, finetune_len=finetune_len,
+                                  rope_scalings=SCALING_METHODS), 5))
+            for lr in SUITE_LRS:
+                cells.append((replace(base, task=task, lr=lr, finetune_len=finetune_len,
+                                      position_options={"base": SCALING_LARGE_BASE}), 5))
+    return cells
+
+
 GRIDS: dict[str, Callable[[], list[tuple[object, int]]]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
-    "encoder_suite": encoder_suite_configs}
+    "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs}
 
 
 def _run_one(config):  # noqa: ANN001, ANN202 - runs in a worker process
