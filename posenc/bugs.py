@@ -1,0 +1,705 @@
+"""Spot the bug: nine plausible pieces of position code, each with one bug reported in public trackers.
+
+Every bug comes as three things:
+
+* the **buggy implementation**, short and plausible, written the way the reported code was;
+* its **fix**: a small function here, or the :mod:`posenc` function that already does it right;
+* a **check**: a function that takes an implementation, runs it, and raises an AssertionError
+  with a message that says what is wrong when the implementation has the bug. It passes on
+  the fix. Checks compare against :mod:`posenc`'s reference code (the sinusoidal table, RoPE
+  attention, ALiBi's slopes), so a check tests behaviour, never the text of the code.
+
+:func:`check_fails` runs a check that is expected to fail and returns its message (it raises
+if the check passes), so a notebook can show the failure without stopping. :data:`BUGS` lists
+the nine cases.
+
+The bugs:
+
+1. :func:`sinusoid_table_channel_exponent`: the exponent ``2i / d`` with ``i`` the channel,
+   not the pair (fix: :func:`sinusoid_table_recipe`).
+2. :func:`sinusoid_table_concatenated`: all sines then all cosines, given to code that expects
+   the paper's interleaved order (fix: :func:`sinusoid_table_concatenated_fixed`).
+3. :func:`embed_without_scale`: token vectors added to the encoding without the
+   ``sqrt(d_model)`` factor (fix: :func:`embed_with_scale`).
+4. :func:`sinusoid_table_recipe`: the common recipe, which breaks for an odd ``d_model``
+   (fix: :func:`sinusoid_table_any_width`).
+5. :func:`add_positions_from_cache`: a cached table read by slicing, past its length
+   (fix: :func:`add_positions_from_cache_fixed`).
+6. :func:`half_split_scores`: half-split RoPE run on weights trained with interleaved pairs
+   (fix: :func:`half_split_scores_fixed`).
+7. :func:`rope_cos_sin_model_dtype`: RoPE angles computed in bfloat16
+   (fix: :func:`posenc.rope_practice.rope_cos_sin`).
+8. :func:`generate_dynamic_ntk_cached`: dynamic NTK speeds recomputed as a KV cache grows,
+   with the cached keys left at older speeds (fix: :func:`generate_dynamic_ntk_fixed`).
+9. :func:`alibi_slopes_geometric`: ALiBi's geometric slopes for any head count
+   (fix: :func:`posenc.relative.alibi_slopes`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from posenc.checks import check_positive_int
+from posenc.relative import alibi_slopes, apply_rope, rope_inverse_frequencies
+from posenc.rope_practice import permute_rotary_weight, rope_attention, rope_attention_scores, rope_cos_sin
+from posenc.rope_scaling import RopeScaling
+from posenc.sinusoidal import (
+    SinusoidalPositionalEncoding,
+    layout_permutation,
+    rotation_matrix,
+    sinusoidal_frequencies,
+    sinusoidal_table,
+)
+
+__all__ = [
+    "BUGS",
+    "Bug",
+    "add_positions_from_cache",
+    "add_positions_from_cache_fixed",
+    "alibi_slopes_geometric",
+    "cache_rows_report",
+    "check_alibi_slopes",
+    "check_cached_table",
+    "check_dynamic_ntk_cache",
+    "check_embedding_scale",
+    "check_fails",
+    "check_interleaved_layout",
+    "check_odd_width",
+    "check_rope_angle_precision",
+    "check_rope_layout_conversion",
+    "check_sinusoid_frequencies",
+    "cos_sin_error",
+    "dynamic_ntk_gaps",
+    "embed_with_scale",
+    "embed_without_scale",
+    "generate_dynamic_ntk_cached",
+    "generate_dynamic_ntk_fixed",
+    "half_split_scores",
+    "half_split_scores_fixed",
+    "interleaved_reference_scores",
+    "pair_radius_error",
+    "rope_cos_sin_model_dtype",
+    "shift_error",
+    "sinusoid_table_any_width",
+    "sinusoid_table_channel_exponent",
+    "sinusoid_table_concatenated",
+    "sinusoid_table_concatenated_fixed",
+    "sinusoid_table_recipe",
+    "to_interleaved",
+    "token_position_ratio",
+]
+
+#: A check: runs an implementation and raises AssertionError if it shows the bug.
+Check = Callable[[Any], Any]
+
+
+def _check_callable(name: str, value: Any) -> Callable[..., Any]:
+    if not callable(value):
+        raise TypeError(f"{name} must be a function (the implementation to test), got {value!r} "
+                        f"of type {type(value).__name__}")
+    return value
+
+
+def _name(obj: Any) -> str:
+    return str(getattr(obj, "__name__", repr(obj)))
+
+
+def check_fails(check: Check, implementation: Any) -> str:
+    """Run ``check`` on an implementation that should fail it; return the check's message.
+
+    Only an AssertionError counts as the check failing: any other exception (a broken check,
+    a bad argument) propagates.
+
+    Raises:
+        AssertionError: if the check passes, i.e. it does not expose the bug it was written for.
+    """
+    _check_callable("check", check)
+    try:
+        check(implementation)
+    except AssertionError as error:
+        return str(error)
+    raise AssertionError(f"{_name(check)} passed on {_name(implementation)}: the check was expected to expose a bug")
+
+
+# -- 1. the exponent per channel instead of per pair ---------------------------------------------
+def sinusoid_table_channel_exponent(seq_len: int, d_model: int) -> torch.Tensor:
+    """The sinusoidal table, PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...).
+
+    Returns:
+        float32 ``(seq_len, d_model)``.
+    """
+    position = torch.arange(seq_len, dtype=torch.float32)[:, None]
+    i = torch.arange(d_model, dtype=torch.float32)
+    angles = position / 10000.0 ** (2 * i / d_model)
+    table = torch.empty(seq_len, d_model)
+    table[:, 0::2] = torch.sin(angles[:, 0::2])
+    table[:, 1::2] = torch.cos(angles[:, 1::2])
+    return table
+
+
+def sinusoid_table_recipe(seq_len: int, d_model: int) -> torch.Tensor:
+    """The sinusoidal table as most tutorials write it (the PyTorch tutorial, the Annotated Transformer).
+
+    Returns:
+        float32 ``(seq_len, d_model)``.
+    """
+    position = torch.arange(seq_len, dtype=torch.float32)[:, None]
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+    table = torch.zeros(seq_len, d_model)
+    table[:, 0::2] = torch.sin(position * div_term)
+    table[:, 1::2] = torch.cos(position * div_term)
+    return table
+
+
+def pair_radius_error(table: torch.Tensor) -> float:
+    """Largest ``|sin^2 + cos^2 - 1|`` over the (channel 2i, channel 2i+1) pairs of a paper-layout table.
+
+    Each pair of the paper's table is one point on the unit circle (a sine and a cosine of the
+    same angle), so this is 0 up to rounding; it is not when a pair's two channels were given
+    different frequencies.
+
+    Args:
+        table: ``(seq_len, d_model)`` with ``d_model`` even.
+    """
+    pairs = table[:, 0::2].double() ** 2 + table[:, 1::2].double() ** 2
+    return float((pairs - 1.0).abs().max())
+
+
+def check_sinusoid_frequencies(build: Callable[[int, int], torch.Tensor]) -> str:
+    """Check a table builder ``build(seq_len, d_model)`` against the paper's formula.
+
+    Compares a 64 x 16 table with :func:`posenc.sinusoidal.sinusoidal_table` (tolerance 1e-5)
+    and reports the first wrong channel and how far its pairs are from the unit circle.
+
+    Returns:
+        a one-line summary when the table is right.
+    """
+    _check_callable("build", build)
+    seq_len, d_model = 64, 16
+    table = build(seq_len, d_model)
+    assert table.shape == (seq_len, d_model), f"expected shape ({seq_len}, {d_model}), got {tuple(table.shape)}"
+    reference = sinusoidal_table(seq_len, d_model)
+    error = (table.double() - reference.double()).abs().amax(dim=0)
+    if float(error.max()) > 1e-5:
+        channel = int((error > 1e-5).nonzero()[0])
+        raise AssertionError(
+            f"channel {channel} (pair {channel // 2}) differs from the paper's formula by up to {float(error.max()):.2f}; "
+            f"the (sin, cos) pairs are off the unit circle by up to {pair_radius_error(table):.2f}: the sine and "
+            f"the cosine of a pair do not share one frequency"
+        )
+    return f"matches the paper's table to {float(error.max()):.1e} ({seq_len} positions x {d_model} channels)"
+
+
+# -- 2. concatenated where interleaved is expected ----------------------------------------------
+def sinusoid_table_concatenated(seq_len: int, d_model: int) -> torch.Tensor:
+    """The sinusoidal table for a model whose code and weights use the paper's channel order.
+
+    Returns:
+        float32 ``(seq_len, d_model)``.
+    """
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * sinusoidal_frequencies(d_model)
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1).float()
+
+
+def to_interleaved(table: torch.Tensor) -> torch.Tensor:
+    """Reorder a concatenated table (all sines, then all cosines) into the paper's order.
+
+    The inverse of :func:`posenc.sinusoidal.layout_permutation`: ``(..., d_model)`` in,
+    ``(..., d_model)`` out, the same numbers in other channels.
+    """
+    if not isinstance(table, torch.Tensor) or table.ndim < 1:
+        raise ValueError(f"table must be a tensor of shape (..., d_model), got {getattr(table, 'shape', table)!r}")
+    return table[..., layout_permutation(table.shape[-1]).argsort()]
+
+
+def sinusoid_table_concatenated_fixed(seq_len: int, d_model: int) -> torch.Tensor:
+    """:func:`sinusoid_table_concatenated` converted at the boundary to the order its consumer expects."""
+    return to_interleaved(sinusoid_table_concatenated(seq_len, d_model))
+
+
+def shift_error(table: torch.Tensor, k: int) -> float:
+    """Largest ``|PE[pos + k] - M_k PE[pos]|`` with ``M_k`` the paper-layout shift matrix.
+
+    :func:`posenc.sinusoidal.rotation_matrix` rotates each (channel 2i, channel 2i+1) pair: what
+    code written for the paper's layout assumes. 0 up to rounding for a paper-layout table.
+
+    Args:
+        table: ``(seq_len, d_model)`` rows for positions ``0 .. seq_len - 1`` (``seq_len > k``).
+    """
+    shift = rotation_matrix(k, table.shape[-1])
+    rows = table.double()
+    return float((rows[k:] - rows[:-k] @ shift.T).abs().max())
+
+
+def check_interleaved_layout(build: Callable[[int, int], torch.Tensor]) -> str:
+    """Check that ``build(seq_len, d_model)`` gives the paper's channel order (sin, cos, sin, cos, ...).
+
+    Two tests, on a 64 x 16 table: the shift ``PE[pos + k] = M_k PE[pos]`` of the paper's layout
+    holds (k = 1 and 5), and the table equals :func:`posenc.sinusoidal.sinusoidal_table`.
+    """
+    _check_callable("build", build)
+    seq_len, d_model = 64, 16
+    table = build(seq_len, d_model)
+    assert table.shape == (seq_len, d_model), f"expected shape ({seq_len}, {d_model}), got {tuple(table.shape)}"
+    concatenated = sinusoidal_table(seq_len, d_model, layout="concatenated")
+    layout_hint = (" The table is the concatenated layout (all sines, then all cosines)."
+                   if torch.allclose(table.float(), concatenated, atol=1e-5) else "")
+    for k in (1, 5):
+        error = shift_error(table, k)
+        assert error < 1e-5, (
+            f"PE[pos + {k}] != M_{k} PE[pos] for the paper's pair-wise rotation M_{k}: off by up to {error:.2f}; "
+            f"code written for the interleaved order reads channels (2i, 2i+1) as one (sin, cos) pair.{layout_hint}"
+        )
+    error_ref = float((table.double() - sinusoidal_table(seq_len, d_model).double()).abs().max())
+    assert error_ref < 1e-5, f"the table differs from the paper's interleaved table by up to {error_ref:.2f}"
+    return f"paper layout: the pair-wise shift holds to {max(shift_error(table, 1), shift_error(table, 5)):.1e}"
+
+
+# -- 3. the sqrt(d_model) scaling left out ----------------------------------------------------------
+def embed_without_scale(
+    token_ids: torch.Tensor, embedding: nn.Embedding, positions: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Input vectors of a Transformer: token embedding plus the sinusoidal encoding.
+
+    Args:
+        token_ids: ``(seq_len,)`` integer ids.
+        embedding: the token table, ``embedding_dim = d_model``.
+        positions: ``(seq_len,)`` positions, default ``0 .. seq_len - 1``.
+
+    Returns:
+        ``(seq_len, d_model)``.
+    """
+    if positions is None:
+        positions = torch.arange(token_ids.shape[-1])
+    return embedding(token_ids) + sinusoidal_table(None, embedding.embedding_dim, positions=positions)
+
+
+def embed_with_scale(
+    token_ids: torch.Tensor, embedding: nn.Embedding, positions: torch.Tensor | None = None
+) -> torch.Tensor:
+    """As :func:`embed_without_scale`, with the token vectors multiplied by ``sqrt(d_model)`` (Vaswani et al., 3.4)."""
+    if positions is None:
+        positions = torch.arange(token_ids.shape[-1])
+    d_model = embedding.embedding_dim
+    return embedding(token_ids) * math.sqrt(d_model) + sinusoidal_table(None, d_model, positions=positions)
+
+
+def token_position_ratio(
+    embed: Callable[..., torch.Tensor], *, d_model: int = 512, vocab_size: int = 1000, samples: int = 256,
+    max_position: int = 512, seed: int = 0,
+) -> float:
+    """How far a different token moves an input vector, relative to a different position.
+
+    Builds a token table initialised with standard deviation ``d_model ** -0.5`` (fairseq's
+    ``Embedding``), draws pairs of distinct tokens ``a, b`` and of distinct positions ``p, q``
+    below ``max_position``, and returns
+
+        median ||x(a, p) - x(b, p)||  /  median ||x(a, p) - x(a, q)||
+
+    where ``x = embed(token_ids, embedding, positions)``. Below 1, the position signal
+    dominates: two different tokens at one position are closer than one token at two positions.
+    """
+    _check_callable("embed", embed)
+    d_model, vocab_size = check_positive_int("d_model", d_model), check_positive_int("vocab_size", vocab_size)
+    samples, max_position = check_positive_int("samples", samples), check_positive_int("max_position", max_position)
+    generator = torch.Generator().manual_seed(seed)
+    embedding = nn.Embedding(vocab_size, d_model)
+    with torch.no_grad():
+        embedding.weight.normal_(0.0, d_model**-0.5, generator=generator)
+    a = torch.randint(vocab_size, (samples,), generator=generator)
+    b = (a + torch.randint(1, vocab_size, (samples,), generator=generator)) % vocab_size
+    p = torch.randint(max_position, (samples,), generator=generator)
+    q = (p + torch.randint(1, max_position, (samples,), generator=generator)) % max_position
+    with torch.no_grad():
+        x_ap, x_bp, x_aq = embed(a, embedding, p), embed(b, embedding, p), embed(a, embedding, q)
+    token_moves = (x_ap - x_bp).norm(dim=-1).median()
+    position_moves = (x_ap - x_aq).norm(dim=-1).median()
+    return float(token_moves / position_moves)
+
+
+def check_embedding_scale(embed: Callable[..., torch.Tensor]) -> str:
+    """Check that tokens are not drowned by positions: :func:`token_position_ratio` >= 1 at ``d_model = 512``."""
+    ratio = token_position_ratio(embed)
+    assert ratio >= 1.0, (
+        f"a different token moves the input vector {ratio:.3f} times as far as a different position "
+        f"(d_model = 512, token embeddings at std d_model^-1/2): the position signal dominates the token signal"
+    )
+    return f"a different token moves the input {ratio:.2f} times as far as a different position"
+
+
+# -- 4. an odd d_model ---------------------------------------------------------------------------
+def sinusoid_table_any_width(seq_len: int, d_model: int) -> torch.Tensor:
+    """The sinusoidal table for any width: for an odd ``d_model``, the table of width ``d_model - 1``
+    followed by one all-zero channel (the rule of tensor2tensor and fairseq)."""
+    return sinusoidal_table(seq_len, d_model, odd="pad")
+
+
+def check_odd_width(build: Callable[[int, int], torch.Tensor]) -> str:
+    """Check ``build(seq_len, d_model)`` at odd widths (7 and 9).
+
+    Accepted: a ValueError that names ``d_model``, or a ``(seq_len, d_model)`` table whose first
+    ``d_model - 1`` channels are the paper's table of that even width and whose last channel is
+    zero (the rule of tensor2tensor and fairseq). Not accepted: torch's own error from inside the
+    code, a table of another shape, or a last channel holding anything else.
+    """
+    _check_callable("build", build)
+    seq_len = 16
+    for d_model in (7, 9):
+        try:
+            table = build(seq_len, d_model)
+        except ValueError as error:
+            assert "d_model" in str(error), f"d_model={d_model}: a ValueError that does not name d_model: {error}"
+            continue
+        except (RuntimeError, IndexError) as error:
+            first_line = str(error).splitlines()[0]
+            raise AssertionError(
+                f"d_model={d_model}: torch's own {type(error).__name__} from inside the table code "
+                f"({first_line}) instead of a table or a clear ValueError"
+            ) from None
+        assert table.shape == (seq_len, d_model), (
+            f"d_model={d_model}: expected shape ({seq_len}, {d_model}), got {tuple(table.shape)}"
+        )
+        even = sinusoidal_table(seq_len, d_model - 1)
+        error_even = float((table[:, :-1].double() - even.double()).abs().max())
+        assert error_even < 1e-5, f"d_model={d_model}: the first {d_model - 1} channels are off by {error_even:.2f}"
+        last = float(table[:, -1].abs().max())
+        assert last == 0.0, f"d_model={d_model}: the last channel holds values up to {last:.2f}, not the zero padding"
+    return "odd widths: the even table plus one zero channel, or a clear ValueError"
+
+
+# -- 5. a cached table read past its end -------------------------------------------------------------
+def add_positions_from_cache(x: torch.Tensor, cache: SinusoidalPositionalEncoding, start: int) -> torch.Tensor:
+    """Add the cached position vectors to ``x``, the tokens at positions ``start .. start + n - 1``.
+
+    Args:
+        x: ``(n, d_model)`` token vectors (``n = 1`` for one generated token).
+        cache: the model's sinusoidal encoding, whose ``table`` buffer holds the rows computed so far.
+        start: position of the first row of ``x``.
+
+    Returns:
+        ``(n, d_model)``.
+    """
+    return x + cache.table[start : start + x.shape[0]]
+
+
+def add_positions_from_cache_fixed(x: torch.Tensor, cache: SinusoidalPositionalEncoding, start: int) -> torch.Tensor:
+    """As :func:`add_positions_from_cache`, through the cache's accessor, which grows the table on demand."""
+    return x + cache.encoding(torch.arange(start, start + x.shape[0]))
+
+
+#: (start, number of tokens) the cache check asks for, with a 16-row cache: inside, one token
+#: just past the end (a generation step), and a chunk that straddles the end.
+_CACHE_REQUESTS: tuple[tuple[int, int], ...] = ((0, 4), (16, 1), (14, 4), (40, 3))
+_CACHE_ROWS, _CACHE_WIDTH = 16, 8
+
+
+def cache_rows_report(add: Callable[..., torch.Tensor]) -> list[tuple[int, int, str]]:
+    """What ``add(x, cache, start)`` returns for each request of the cache check, on a fresh 16-row cache.
+
+    Returns:
+        ``[(start, n, outcome)]`` where outcome is the result's shape, or the error it raised.
+    """
+    _check_callable("add", add)
+    cache = SinusoidalPositionalEncoding(_CACHE_WIDTH, max_len=_CACHE_ROWS)
+    report = []
+    for start, n in _CACHE_REQUESTS:
+        try:
+            out = add(torch.zeros(n, _CACHE_WIDTH), cache, start)
+            outcome = f"shape {tuple(out.shape)}"
+        except (RuntimeError, IndexError, ValueError) as error:
+            outcome = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+        report.append((start, n, outcome))
+    return report
+
+
+def check_cached_table(add: Callable[..., torch.Tensor]) -> str:
+    """Check ``add(x, cache, start)`` inside and past the end of a 16-row cached table.
+
+    Each result must have the shape of ``x`` and the rows :func:`posenc.sinusoidal.sinusoidal_table`
+    gives for those positions; a clear ValueError naming the limit is also accepted past the end.
+    Fewer rows than asked for, or torch's broadcasting error, fail.
+    """
+    _check_callable("add", add)
+    cache = SinusoidalPositionalEncoding(_CACHE_WIDTH, max_len=_CACHE_ROWS)
+    for start, n in _CACHE_REQUESTS:
+        x = torch.zeros(n, _CACHE_WIDTH)
+        try:
+            out = add(x, cache, start)
+        except ValueError:
+            continue
+        except RuntimeError as error:
+            raise AssertionError(
+                f"positions {start}..{start + n - 1} with a {_CACHE_ROWS}-row cache: torch's error "
+                f"({str(error).splitlines()[0]}) instead of the rows or a clear ValueError"
+            ) from None
+        assert out.shape == x.shape, (
+            f"positions {start}..{start + n - 1} with a {_CACHE_ROWS}-row cache: a result of shape "
+            f"{tuple(out.shape)} for input {tuple(x.shape)}, silently: the slice of the cached table "
+            f"returned {max(0, min(_CACHE_ROWS, start + n) - start)} rows"
+        )
+        error_rows = float((out - sinusoidal_table(n, _CACHE_WIDTH, offset=start)).abs().max())
+        assert error_rows < 1e-6, f"positions {start}..{start + n - 1}: wrong rows (off by {error_rows:.2f})"
+    return "right rows inside and past the cached length"
+
+
+# -- 6. half-split RoPE on weights trained with interleaved pairs --------------------------------------
+def half_split_scores(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor) -> torch.Tensor:
+    """Attention logits of one RoPE head loaded into half-split code (Hugging Face style).
+
+    Args:
+        x: ``(seq_len, d_in)`` inputs at positions ``0 .. seq_len - 1``.
+        w_q, w_k: ``(d_head, d_in)`` projections of a checkpoint trained with interleaved RoPE
+            (Meta's LLaMA code).
+
+    Returns:
+        ``(seq_len, seq_len)``.
+    """
+    positions = torch.arange(x.shape[0])
+    return rope_attention_scores(x @ w_q.T, x @ w_k.T, positions, layout="half")
+
+
+def half_split_scores_fixed(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor) -> torch.Tensor:
+    """As :func:`half_split_scores`, with the q/k rows permuted for the half-split layout on loading."""
+    w_q = permute_rotary_weight(w_q, 1, to="half")
+    w_k = permute_rotary_weight(w_k, 1, to="half")
+    positions = torch.arange(x.shape[0])
+    return rope_attention_scores(x @ w_q.T, x @ w_k.T, positions, layout="half")
+
+
+def interleaved_reference_scores(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor) -> torch.Tensor:
+    """The logits of the head as trained: interleaved RoPE, the weights as they are. ``(seq_len, seq_len)``."""
+    positions = torch.arange(x.shape[0])
+    return rope_attention_scores(x @ w_q.T, x @ w_k.T, positions, layout="interleaved")
+
+
+def _layout_case(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    seq_len, d_in, d_head = 12, 16, 8
+    x = torch.randn(seq_len, d_in, generator=generator, dtype=torch.float64)
+    w_q = torch.randn(d_head, d_in, generator=generator, dtype=torch.float64)
+    w_k = torch.randn(d_head, d_in, generator=generator, dtype=torch.float64)
+    return x, w_q, w_k
+
+
+def check_rope_layout_conversion(scores: Callable[..., torch.Tensor]) -> str:
+    """Check that ``scores(x, w_q, w_k)`` reproduces the interleaved model's logits (12 positions, float64).
+
+    The causal logits (key at or before the query) are compared with
+    :func:`interleaved_reference_scores`; the message gives the first query position that differs.
+    """
+    _check_callable("scores", scores)
+    x, w_q, w_k = _layout_case()
+    got, reference = scores(x, w_q, w_k), interleaved_reference_scores(x, w_q, w_k)
+    gap = ((got - reference).abs() * torch.ones_like(got).tril()).amax(dim=1)  # causal entries only
+    scale = float(reference.abs().max())
+    if float(gap.max()) > 1e-9 * scale:
+        first = int((gap > 1e-9 * scale).nonzero()[0])
+        raise AssertionError(
+            f"the converted head's logits agree with the trained (interleaved) head at position 0 "
+            f"(gap {float(gap[0]):.1e}) but not from query position {first} on: off by up to "
+            f"{float(gap.max()):.2f} for logits of size up to {scale:.2f}"
+        )
+    return f"the logits match the interleaved head to {float(gap.max()):.1e}"
+
+
+# -- 7. RoPE angles in bfloat16 -----------------------------------------------------------------------------
+def rope_cos_sin_model_dtype(
+    positions: torch.Tensor, d_head: int, *, base: float = 10000.0, dtype: torch.dtype = torch.bfloat16
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """RoPE's cosine and sine tables for ``positions``, built in the model's dtype.
+
+    Returns:
+        ``(cos, sin)``, each float32 ``(n, d_head // 2)``.
+    """
+    inv_freq = 1.0 / base ** (torch.arange(0, d_head, 2, dtype=torch.float32) / d_head)
+    inv_freq = inv_freq.to(dtype)  # a buffer: model.to(dtype) casts it with the weights
+    angles = torch.outer(torch.as_tensor(positions).to(dtype), inv_freq)
+    return angles.cos().float(), angles.sin().float()
+
+
+def cos_sin_error(
+    cos_sin: Callable[..., tuple[torch.Tensor, torch.Tensor]], positions: torch.Tensor, d_head: int
+) -> torch.Tensor:
+    """Per-position largest ``|cos - cos_ref|`` or ``|sin - sin_ref|`` of ``cos_sin(positions, d_head)``.
+
+    The reference is the formula in float64 throughout: angles ``position * theta_i``, their
+    cosines and sines, nothing rounded to float32.
+
+    Returns:
+        float64 ``(n,)``.
+    """
+    _check_callable("cos_sin", cos_sin)
+    cos, sin = cos_sin(positions, d_head)
+    angles = torch.as_tensor(positions).double()[:, None] * rope_inverse_frequencies(d_head)
+    gap = torch.maximum((cos.double() - angles.cos()).abs(), (sin.double() - angles.sin()).abs())
+    return gap.amax(dim=-1)
+
+
+def check_rope_angle_precision(cos_sin: Callable[..., tuple[torch.Tensor, torch.Tensor]]) -> str:
+    """Check ``cos_sin(positions, d_head)`` for positions 0 .. 4095, ``d_head = 64``: error below 1e-3.
+
+    The tolerance lets float32 angles pass (their error grows with the position, ~2e-4 here);
+    float64 angles are within float32 rounding (~1e-7).
+    """
+    positions, d_head = torch.arange(4096), 64
+    error = cos_sin_error(cos_sin, positions, d_head)
+    worst = int(error.argmax())
+    assert float(error.max()) < 1e-3, (
+        f"cos/sin off by up to {float(error.max()):.2f} (at position {worst}; already {float(error[:256].max()):.3f} "
+        f"below position 256) against angles taken in float64"
+    )
+    return f"cos/sin within {float(error.max()):.1e} of the float64 angles for positions below 4,096"
+
+
+# -- 8. dynamic NTK with a KV cache -----------------------------------------------------------------------------
+def generate_dynamic_ntk_cached(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, prompt_len: int, scaling: RopeScaling
+) -> torch.Tensor:
+    """Causal attention with dynamic NTK RoPE, computed as a generator does: the prompt, then one token at a time.
+
+    Args:
+        q, k: ``(n, d_head)``; v: ``(n, d_v)``: the whole sequence's projections (one head).
+        prompt_len: tokens of the first pass.
+        scaling: a ``RopeScaling("dynamic_ntk", train_len=...)``.
+
+    Returns:
+        ``(n, d_v)``: row ``t`` is token ``t``'s output.
+    """
+    n, d_head = q.shape
+    prompt = torch.arange(prompt_len)
+    outputs = [rope_attention(q[:prompt_len], k[:prompt_len], v[:prompt_len], prompt, scaling=scaling)]
+    speeds = scaling.inverse_frequencies(d_head, seq_len=prompt_len)
+    k_cache = apply_rope(k[:prompt_len], prompt, inverse_frequencies=speeds)
+    for t in range(prompt_len, n):
+        speeds = scaling.inverse_frequencies(d_head, seq_len=t + 1)  # the input is one token longer
+        position = torch.tensor([t])
+        k_cache = torch.cat([k_cache, apply_rope(k[t : t + 1], position, inverse_frequencies=speeds)])
+        q_t = apply_rope(q[t : t + 1], position, inverse_frequencies=speeds)
+        weights = torch.softmax(q_t @ k_cache.T / math.sqrt(d_head), dim=-1)
+        outputs.append(weights @ v[: t + 1])
+    return torch.cat(outputs)
+
+
+def generate_dynamic_ntk_fixed(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, prompt_len: int, scaling: RopeScaling
+) -> torch.Tensor:
+    """As :func:`generate_dynamic_ntk_cached`, caching the keys before rotation and rotating all of them
+    at each step with the current speeds. Costs one rotation of the whole cache per generated token."""
+    n, d_head = q.shape
+    prompt = torch.arange(prompt_len)
+    outputs = [rope_attention(q[:prompt_len], k[:prompt_len], v[:prompt_len], prompt, scaling=scaling)]
+    for t in range(prompt_len, n):
+        speeds = scaling.inverse_frequencies(d_head, seq_len=t + 1)
+        positions = torch.arange(t + 1)
+        keys = apply_rope(k[: t + 1], positions, inverse_frequencies=speeds)  # k[: t + 1] is the raw cache
+        q_t = apply_rope(q[t : t + 1], positions[-1:], inverse_frequencies=speeds)
+        weights = torch.softmax(q_t @ keys.T / math.sqrt(d_head), dim=-1)
+        outputs.append(weights @ v[: t + 1])
+    return torch.cat(outputs)
+
+
+#: The dynamic-NTK case: a model trained on 8 positions, a 4-token prompt, 32 tokens in all.
+_NTK_TRAIN_LEN, _NTK_PROMPT, _NTK_TOKENS, _NTK_D_HEAD = 8, 4, 32, 16
+
+
+def dynamic_ntk_gaps(generate: Callable[..., torch.Tensor], *, seed: int = 0) -> torch.Tensor:
+    """Per token, ``|generate(...)[t] - one pass over tokens 0..t|`` (largest over the value channels).
+
+    The one-pass result is :func:`posenc.rope_practice.rope_attention` on the first ``t + 1``
+    tokens with the same scaling: what the model computes when it reads that prefix at once.
+    Random float64 projections, ``train_len = 8``, a 4-token prompt, 32 tokens.
+
+    Returns:
+        float64 ``(32,)``.
+    """
+    _check_callable("generate", generate)
+    generator = torch.Generator().manual_seed(seed)
+    shape = (_NTK_TOKENS, _NTK_D_HEAD)
+    q, k, v = (torch.randn(shape, generator=generator, dtype=torch.float64) for _ in range(3))
+    scaling = RopeScaling("dynamic_ntk", train_len=_NTK_TRAIN_LEN)
+    out = generate(q, k, v, prompt_len=_NTK_PROMPT, scaling=scaling)
+    reference = torch.stack([
+        rope_attention(q[: t + 1], k[: t + 1], v[: t + 1], torch.arange(t + 1), scaling=scaling)[-1]
+        for t in range(_NTK_TOKENS)
+    ])
+    return (out - reference).abs().amax(dim=-1)
+
+
+def check_dynamic_ntk_cache(generate: Callable[..., torch.Tensor]) -> str:
+    """Check that token-by-token generation with dynamic NTK equals one pass over each prefix (to 1e-9)."""
+    gaps = dynamic_ntk_gaps(generate)
+    if float(gaps.max()) > 1e-9:
+        first = int((gaps > 1e-9).nonzero()[0])
+        raise AssertionError(
+            f"from token {first} on (training length {_NTK_TRAIN_LEN}: dynamic NTK changes the speeds once the "
+            f"input is longer), the output differs from one pass over the same prefix by up to "
+            f"{float(gaps.max()):.3f}: the cached keys were rotated with the speeds of shorter inputs"
+        )
+    return f"every generated token matches one pass over its prefix to {float(gaps.max()):.1e}"
+
+
+# -- 9. ALiBi slopes for any head count ------------------------------------------------------------------------
+def alibi_slopes_geometric(n_heads: int) -> torch.Tensor:
+    """ALiBi's head slopes: the geometric sequence ``2^(-8/n), 2^(-16/n), ..., 2^(-8)``.
+
+    Returns:
+        float64 ``(n_heads,)``.
+    """
+    h = torch.arange(n_heads, dtype=torch.float64)
+    return 2.0 ** (-8.0 * (h + 1) / n_heads)
+
+
+def check_alibi_slopes(slopes: Callable[[int], torch.Tensor]) -> str:
+    """Check ``slopes(n_heads)`` for 1 to 16 heads against :func:`posenc.relative.alibi_slopes`.
+
+    The reference follows Press et al.'s code: for a head count that is not a power of two, the
+    slopes of the next lower power of two plus every other slope of twice that many heads. A model
+    trained with that code was trained with those biases.
+    """
+    _check_callable("slopes", slopes)
+    for n_heads in range(1, 17):
+        got, reference = slopes(n_heads).double(), alibi_slopes(n_heads)
+        assert got.shape == reference.shape and torch.allclose(got, reference, rtol=1e-12, atol=0.0), (
+            f"{n_heads} heads: slopes {_short(got)}, but the reference code gives {_short(reference)}"
+        )
+    return "the reference slopes for 1 to 16 heads"
+
+
+def _short(values: torch.Tensor) -> str:
+    return "[" + ", ".join(f"{float(v):.3g}" for v in values) + "]"
+
+
+# -- the catalogue -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Bug:
+    """One case of the appendix: a buggy implementation, its fix and the check that tells them apart."""
+
+    key: str
+    title: str
+    buggy: Callable[..., Any]
+    fixed: Callable[..., Any]
+    check: Check
+
+
+BUGS: tuple[Bug, ...] = (
+    Bug("exponent", "the exponent per channel", sinusoid_table_channel_exponent, sinusoid_table_recipe,
+        check_sinusoid_frequencies),
+    Bug("layout", "concatenated where interleaved is expected", sinusoid_table_concatenated,
+        sinusoid_table_concatenated_fixed, check_interleaved_layout),
+    Bug("scale", "the missing sqrt(d_model)", embed_without_scale, embed_with_scale, check_embedding_scale),
+    Bug("odd", "an odd d_model", sinusoid_table_recipe, sinusoid_table_any_width, check_odd_width),
+    Bug("cache", "a cached table read past its end", add_positions_from_cache, add_positions_from_cache_fixed,
+        check_cached_table),
+    Bug("rope_layout", "half-split RoPE on interleaved weights", half_split_scores, half_split_scores_fixed,
+        check_rope_layout_conversion),
+    Bug("bf16", "RoPE angles in bfloat16", rope_cos_sin_model_dtype, rope_cos_sin, check_rope_angle_precision),
+    Bug("dynamic_ntk", "dynamic NTK and the KV cache", generate_dynamic_ntk_cached, generate_dynamic_ntk_fixed,
+        check_dynamic_ntk_cache),
+    Bug("alibi", "ALiBi slopes for any head count", alibi_slopes_geometric, alibi_slopes, check_alibi_slopes),
+)
