@@ -47,7 +47,12 @@ from torch import nn
 
 from posenc.checks import check_positive_int
 from posenc.relative import alibi_slopes, apply_rope, rope_inverse_frequencies
-from posenc.rope_practice import permute_rotary_weight, rope_attention, rope_attention_scores, rope_cos_sin
+from posenc.rope_practice import (
+    permute_rotary_weight,
+    rope_attention,
+    rope_attention_scores,
+    rope_cos_sin,
+)
 from posenc.rope_scaling import RopeScaling
 from posenc.sinusoidal import (
     SinusoidalPositionalEncoding,

@@ -83,7 +83,8 @@ def test_token_position_ratio_matches_the_norms() -> None:
     # Unscaled: |e_a - e_b| ~ sqrt(2) against |PE_p - PE_q| of order sqrt(d); scaled: sqrt(d) times more.
     unscaled = bugs.token_position_ratio(bugs.embed_without_scale)
     scaled = bugs.token_position_ratio(bugs.embed_with_scale)
-    assert unscaled < 0.2 < 1.0 < scaled
+    assert unscaled < 0.2
+    assert scaled > 1.0
     assert scaled / unscaled == pytest.approx(math.sqrt(512), rel=1e-4)
 
 
@@ -105,7 +106,7 @@ def test_odd_width_rejects_a_silently_wrong_last_column() -> None:
 
 
 def test_cache_report_shows_the_silent_empty_result() -> None:
-    report = dict(((start, n), outcome) for start, n, outcome in bugs.cache_rows_report(bugs.add_positions_from_cache))
+    report = {(start, n): outcome for start, n, outcome in bugs.cache_rows_report(bugs.add_positions_from_cache)}
     assert report[(0, 4)] == "shape (4, 8)"
     assert report[(16, 1)] == "shape (0, 8)"  # one token past the end: no error, no row
     assert report[(14, 4)].startswith("RuntimeError")
