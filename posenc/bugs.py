@@ -64,6 +64,13 @@ from posenc.sinusoidal import (
 
 __all__ = [
     "BUGS",
+    "CACHE_REQUESTS",
+    "CACHE_ROWS",
+    "CACHE_WIDTH",
+    "NTK_D_HEAD",
+    "NTK_PROMPT_LEN",
+    "NTK_TOKENS",
+    "NTK_TRAIN_LEN",
     "Bug",
     "add_positions_from_cache",
     "add_positions_from_cache_fixed",
@@ -90,6 +97,7 @@ __all__ = [
     "interleaved_reference_scores",
     "pair_radius_error",
     "rope_cos_sin_model_dtype",
+    "rope_layout_gaps",
     "shift_error",
     "sinusoid_table_any_width",
     "sinusoid_table_channel_exponent",
@@ -398,10 +406,11 @@ def add_positions_from_cache_fixed(x: torch.Tensor, cache: SinusoidalPositionalE
     return x + cache.encoding(torch.arange(start, start + x.shape[0]))
 
 
-#: (start, number of tokens) the cache check asks for, with a 16-row cache: inside, one token
-#: just past the end (a generation step), and a chunk that straddles the end.
-_CACHE_REQUESTS: tuple[tuple[int, int], ...] = ((0, 4), (16, 1), (14, 4), (40, 3))
-_CACHE_ROWS, _CACHE_WIDTH = 16, 8
+#: Rows and width of the cached table in the cache check.
+CACHE_ROWS, CACHE_WIDTH = 16, 8
+#: (start, number of tokens) the cache check asks for: inside the cache, one token just past its
+#: end (a generation step), a chunk that straddles the end, a chunk far past it.
+CACHE_REQUESTS: tuple[tuple[int, int], ...] = ((0, 4), (16, 1), (14, 4), (40, 3))
 
 
 def cache_rows_report(add: Callable[..., torch.Tensor]) -> list[tuple[int, int, str]]:
@@ -411,11 +420,11 @@ def cache_rows_report(add: Callable[..., torch.Tensor]) -> list[tuple[int, int, 
         ``[(start, n, outcome)]`` where outcome is the result's shape, or the error it raised.
     """
     _check_callable("add", add)
-    cache = SinusoidalPositionalEncoding(_CACHE_WIDTH, max_len=_CACHE_ROWS)
+    cache = SinusoidalPositionalEncoding(CACHE_WIDTH, max_len=CACHE_ROWS)
     report = []
-    for start, n in _CACHE_REQUESTS:
+    for start, n in CACHE_REQUESTS:
         try:
-            out = add(torch.zeros(n, _CACHE_WIDTH), cache, start)
+            out = add(torch.zeros(n, CACHE_WIDTH), cache, start)
             outcome = f"shape {tuple(out.shape)}"
         except (RuntimeError, IndexError, ValueError) as error:
             outcome = f"{type(error).__name__}: {str(error).splitlines()[0]}"
@@ -431,24 +440,24 @@ def check_cached_table(add: Callable[..., torch.Tensor]) -> str:
     Fewer rows than asked for, or torch's broadcasting error, fail.
     """
     _check_callable("add", add)
-    cache = SinusoidalPositionalEncoding(_CACHE_WIDTH, max_len=_CACHE_ROWS)
-    for start, n in _CACHE_REQUESTS:
-        x = torch.zeros(n, _CACHE_WIDTH)
+    cache = SinusoidalPositionalEncoding(CACHE_WIDTH, max_len=CACHE_ROWS)
+    for start, n in CACHE_REQUESTS:
+        x = torch.zeros(n, CACHE_WIDTH)
         try:
             out = add(x, cache, start)
         except ValueError:
             continue
         except RuntimeError as error:
             raise AssertionError(
-                f"positions {start}..{start + n - 1} with a {_CACHE_ROWS}-row cache: torch's error "
+                f"positions {start}..{start + n - 1} with a {CACHE_ROWS}-row cache: torch's error "
                 f"({str(error).splitlines()[0]}) instead of the rows or a clear ValueError"
             ) from None
         assert out.shape == x.shape, (
-            f"positions {start}..{start + n - 1} with a {_CACHE_ROWS}-row cache: a result of shape "
+            f"positions {start}..{start + n - 1} with a {CACHE_ROWS}-row cache: a result of shape "
             f"{tuple(out.shape)} for input {tuple(x.shape)}, silently: the slice of the cached table "
-            f"returned {max(0, min(_CACHE_ROWS, start + n) - start)} rows"
+            f"returned {max(0, min(CACHE_ROWS, start + n) - start)} rows"
         )
-        error_rows = float((out - sinusoidal_table(n, _CACHE_WIDTH, offset=start)).abs().max())
+        error_rows = float((out - sinusoidal_table(n, CACHE_WIDTH, offset=start)).abs().max())
         assert error_rows < 1e-6, f"positions {start}..{start + n - 1}: wrong rows (off by {error_rows:.2f})"
     return "right rows inside and past the cached length"
 
@@ -492,17 +501,28 @@ def _layout_case(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tenso
     return x, w_q, w_k
 
 
-def check_rope_layout_conversion(scores: Callable[..., torch.Tensor]) -> str:
-    """Check that ``scores(x, w_q, w_k)`` reproduces the interleaved model's logits (12 positions, float64).
+def rope_layout_gaps(scores: Callable[..., torch.Tensor]) -> tuple[torch.Tensor, float]:
+    """Per query position, the largest ``|scores(x, w_q, w_k) - interleaved logits|`` over causal keys.
 
-    The causal logits (key at or before the query) are compared with
-    :func:`interleaved_reference_scores`; the message gives the first query position that differs.
+    A random head (12 positions, ``d_in = 16``, ``d_head = 8``, float64), compared with
+    :func:`interleaved_reference_scores`.
+
+    Returns:
+        ``(gaps, scale)``: float64 ``(12,)`` and the largest reference logit in absolute value.
     """
     _check_callable("scores", scores)
     x, w_q, w_k = _layout_case()
     got, reference = scores(x, w_q, w_k), interleaved_reference_scores(x, w_q, w_k)
-    gap = ((got - reference).abs() * torch.ones_like(got).tril()).amax(dim=1)  # causal entries only
-    scale = float(reference.abs().max())
+    gaps = ((got - reference).abs() * torch.ones_like(got).tril()).amax(dim=1)  # keys at or before the query
+    return gaps, float(reference.abs().max())
+
+
+def check_rope_layout_conversion(scores: Callable[..., torch.Tensor]) -> str:
+    """Check that ``scores(x, w_q, w_k)`` reproduces the interleaved model's logits (see :func:`rope_layout_gaps`).
+
+    The message gives the first query position whose logits differ.
+    """
+    gap, scale = rope_layout_gaps(scores)
     if float(gap.max()) > 1e-9 * scale:
         first = int((gap > 1e-9 * scale).nonzero()[0])
         raise AssertionError(
@@ -609,8 +629,8 @@ def generate_dynamic_ntk_fixed(
     return torch.cat(outputs)
 
 
-#: The dynamic-NTK case: a model trained on 8 positions, a 4-token prompt, 32 tokens in all.
-_NTK_TRAIN_LEN, _NTK_PROMPT, _NTK_TOKENS, _NTK_D_HEAD = 8, 4, 32, 16
+#: The dynamic-NTK case: a model trained on 8 positions, a 4-token prompt, 32 tokens in all, 16-wide heads.
+NTK_TRAIN_LEN, NTK_PROMPT_LEN, NTK_TOKENS, NTK_D_HEAD = 8, 4, 32, 16
 
 
 def dynamic_ntk_gaps(generate: Callable[..., torch.Tensor], *, seed: int = 0) -> torch.Tensor:
@@ -625,13 +645,13 @@ def dynamic_ntk_gaps(generate: Callable[..., torch.Tensor], *, seed: int = 0) ->
     """
     _check_callable("generate", generate)
     generator = torch.Generator().manual_seed(seed)
-    shape = (_NTK_TOKENS, _NTK_D_HEAD)
+    shape = (NTK_TOKENS, NTK_D_HEAD)
     q, k, v = (torch.randn(shape, generator=generator, dtype=torch.float64) for _ in range(3))
-    scaling = RopeScaling("dynamic_ntk", train_len=_NTK_TRAIN_LEN)
-    out = generate(q, k, v, prompt_len=_NTK_PROMPT, scaling=scaling)
+    scaling = RopeScaling("dynamic_ntk", train_len=NTK_TRAIN_LEN)
+    out = generate(q, k, v, prompt_len=NTK_PROMPT_LEN, scaling=scaling)
     reference = torch.stack([
         rope_attention(q[: t + 1], k[: t + 1], v[: t + 1], torch.arange(t + 1), scaling=scaling)[-1]
-        for t in range(_NTK_TOKENS)
+        for t in range(NTK_TOKENS)
     ])
     return (out - reference).abs().amax(dim=-1)
 
@@ -642,7 +662,7 @@ def check_dynamic_ntk_cache(generate: Callable[..., torch.Tensor]) -> str:
     if float(gaps.max()) > 1e-9:
         first = int((gaps > 1e-9).nonzero()[0])
         raise AssertionError(
-            f"from token {first} on (training length {_NTK_TRAIN_LEN}: dynamic NTK changes the speeds once the "
+            f"from token {first} on (training length {NTK_TRAIN_LEN}: dynamic NTK changes the speeds once the "
             f"input is longer), the output differs from one pass over the same prefix by up to "
             f"{float(gaps.max()):.3f}: the cached keys were rotated with the speeds of shorter inputs"
         )
