@@ -119,6 +119,12 @@ def _check_callable(name: str, value: Any) -> Callable[..., Any]:
     return value
 
 
+def _require(condition: bool, message: str) -> None:
+    """Raise AssertionError(message) unless ``condition``: an ``assert`` that ``python -O`` cannot strip."""
+    if not condition:
+        raise AssertionError(message)
+
+
 def _name(obj: Any) -> str:
     return str(getattr(obj, "__name__", repr(obj)))
 
@@ -196,13 +202,14 @@ def check_sinusoid_frequencies(build: Callable[[int, int], torch.Tensor]) -> str
     _check_callable("build", build)
     seq_len, d_model = 64, 16
     table = build(seq_len, d_model)
-    assert table.shape == (seq_len, d_model), f"expected shape ({seq_len}, {d_model}), got {tuple(table.shape)}"
+    _require(table.shape == (seq_len, d_model), f"expected shape ({seq_len}, {d_model}), got {tuple(table.shape)}")
     reference = sinusoidal_table(seq_len, d_model)
     error = (table.double() - reference.double()).abs().amax(dim=0)
     if float(error.max()) > 1e-5:
         channel = int((error > 1e-5).nonzero()[0])
         raise AssertionError(
-            f"channel {channel} (pair {channel // 2}) differs from the paper's formula by up to {float(error.max()):.2f}; "
+            f"channel {channel} (pair {channel // 2}) differs from the paper's formula by up to "
+            f"{float(error.max()):.2f}; "
             f"the (sin, cos) pairs are off the unit circle by up to {pair_radius_error(table):.2f}: the sine and "
             f"the cosine of a pair do not share one frequency"
         )
@@ -259,18 +266,18 @@ def check_interleaved_layout(build: Callable[[int, int], torch.Tensor]) -> str:
     _check_callable("build", build)
     seq_len, d_model = 64, 16
     table = build(seq_len, d_model)
-    assert table.shape == (seq_len, d_model), f"expected shape ({seq_len}, {d_model}), got {tuple(table.shape)}"
+    _require(table.shape == (seq_len, d_model), f"expected shape ({seq_len}, {d_model}), got {tuple(table.shape)}")
     concatenated = sinusoidal_table(seq_len, d_model, layout="concatenated")
     layout_hint = (" The table is the concatenated layout (all sines, then all cosines)."
                    if torch.allclose(table.float(), concatenated, atol=1e-5) else "")
     for k in (1, 5):
         error = shift_error(table, k)
-        assert error < 1e-5, (
+        _require(error < 1e-5, (
             f"PE[pos + {k}] != M_{k} PE[pos] for the paper's pair-wise rotation M_{k}: off by up to {error:.2f}; "
             f"code written for the interleaved order reads channels (2i, 2i+1) as one (sin, cos) pair.{layout_hint}"
-        )
+        ))
     error_ref = float((table.double() - sinusoidal_table(seq_len, d_model).double()).abs().max())
-    assert error_ref < 1e-5, f"the table differs from the paper's interleaved table by up to {error_ref:.2f}"
+    _require(error_ref < 1e-5, f"the table differs from the paper's interleaved table by up to {error_ref:.2f}")
     return f"paper layout: the pair-wise shift holds to {max(shift_error(table, 1), shift_error(table, 5)):.1e}"
 
 
@@ -339,10 +346,10 @@ def token_position_ratio(
 def check_embedding_scale(embed: Callable[..., torch.Tensor]) -> str:
     """Check that tokens are not drowned by positions: :func:`token_position_ratio` >= 1 at ``d_model = 512``."""
     ratio = token_position_ratio(embed)
-    assert ratio >= 1.0, (
+    _require(ratio >= 1.0, (
         f"a different token moves the input vector {ratio:.3f} times as far as a different position "
         f"(d_model = 512, token embeddings at std d_model^-1/2): the position signal dominates the token signal"
-    )
+    ))
     return f"a different token moves the input {ratio:.2f} times as far as a different position"
 
 
@@ -367,7 +374,7 @@ def check_odd_width(build: Callable[[int, int], torch.Tensor]) -> str:
         try:
             table = build(seq_len, d_model)
         except ValueError as error:
-            assert "d_model" in str(error), f"d_model={d_model}: a ValueError that does not name d_model: {error}"
+            _require("d_model" in str(error), f"d_model={d_model}: a ValueError that does not name d_model: {error}")
             continue
         except (RuntimeError, IndexError) as error:
             first_line = str(error).splitlines()[0]
@@ -375,14 +382,14 @@ def check_odd_width(build: Callable[[int, int], torch.Tensor]) -> str:
                 f"d_model={d_model}: torch's own {type(error).__name__} from inside the table code "
                 f"({first_line}) instead of a table or a clear ValueError"
             ) from None
-        assert table.shape == (seq_len, d_model), (
+        _require(table.shape == (seq_len, d_model), (
             f"d_model={d_model}: expected shape ({seq_len}, {d_model}), got {tuple(table.shape)}"
-        )
+        ))
         even = sinusoidal_table(seq_len, d_model - 1)
         error_even = float((table[:, :-1].double() - even.double()).abs().max())
-        assert error_even < 1e-5, f"d_model={d_model}: the first {d_model - 1} channels are off by {error_even:.2f}"
+        _require(error_even < 1e-5, f"d_model={d_model}: the first {d_model - 1} channels are off by {error_even:.2f}")
         last = float(table[:, -1].abs().max())
-        assert last == 0.0, f"d_model={d_model}: the last channel holds values up to {last:.2f}, not the zero padding"
+        _require(last == 0.0, f"d_model={d_model}: the last channel holds values up to {last:.2f}, not zero padding")
     return "odd widths: the even table plus one zero channel, or a clear ValueError"
 
 
@@ -452,13 +459,13 @@ def check_cached_table(add: Callable[..., torch.Tensor]) -> str:
                 f"positions {start}..{start + n - 1} with a {CACHE_ROWS}-row cache: torch's error "
                 f"({str(error).splitlines()[0]}) instead of the rows or a clear ValueError"
             ) from None
-        assert out.shape == x.shape, (
+        _require(out.shape == x.shape, (
             f"positions {start}..{start + n - 1} with a {CACHE_ROWS}-row cache: a result of shape "
             f"{tuple(out.shape)} for input {tuple(x.shape)}, silently: the slice of the cached table "
             f"returned {max(0, min(CACHE_ROWS, start + n) - start)} rows"
-        )
+        ))
         error_rows = float((out - sinusoidal_table(n, CACHE_WIDTH, offset=start)).abs().max())
-        assert error_rows < 1e-6, f"positions {start}..{start + n - 1}: wrong rows (off by {error_rows:.2f})"
+        _require(error_rows < 1e-6, f"positions {start}..{start + n - 1}: wrong rows (off by {error_rows:.2f})")
     return "right rows inside and past the cached length"
 
 
@@ -575,10 +582,10 @@ def check_rope_angle_precision(cos_sin: Callable[..., tuple[torch.Tensor, torch.
     positions, d_head = torch.arange(4096), 64
     error = cos_sin_error(cos_sin, positions, d_head)
     worst = int(error.argmax())
-    assert float(error.max()) < 1e-3, (
+    _require(float(error.max()) < 1e-3, (
         f"cos/sin off by up to {float(error.max()):.2f} (at position {worst}; already {float(error[:256].max()):.3f} "
         f"below position 256) against angles taken in float64"
-    )
+    ))
     return f"cos/sin within {float(error.max()):.1e} of the float64 angles for positions below 4,096"
 
 
@@ -690,9 +697,9 @@ def check_alibi_slopes(slopes: Callable[[int], torch.Tensor]) -> str:
     _check_callable("slopes", slopes)
     for n_heads in range(1, 17):
         got, reference = slopes(n_heads).double(), alibi_slopes(n_heads)
-        assert got.shape == reference.shape and torch.allclose(got, reference, rtol=1e-12, atol=0.0), (
+        _require(got.shape == reference.shape and torch.allclose(got, reference, rtol=1e-12, atol=0.0), (
             f"{n_heads} heads: slopes {_short(got)}, but the reference code gives {_short(reference)}"
-        )
+        ))
     return "the reference slopes for 1 to 16 heads"
 
 
