@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -54,6 +56,12 @@ def test_check_fails_lets_other_errors_through() -> None:
         check_fails(broken_check, bugs.sinusoid_table_recipe)
     with pytest.raises(TypeError, match="check must be a function"):
         check_fails("not callable", bugs.sinusoid_table_recipe)  # type: ignore[arg-type]
+
+
+def test_checks_fail_without_assert_statements() -> None:
+    # python -O strips `assert`: the checks must still fail on every buggy version.
+    script = "from posenc.bugs import BUGS, check_fails\nfor b in BUGS: check_fails(b.check, b.buggy)"
+    subprocess.run([sys.executable, "-O", "-c", script], check=True, capture_output=True, timeout=120)
 
 
 def test_checks_reject_a_non_function() -> None:
