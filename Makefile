@@ -14,7 +14,7 @@ JB_FLAGS := -W -n --keep-going
 # One worker per core of the machine; each test file stays on one worker (module fixtures).
 PYTEST_FLAGS ?= -n auto --dist loadfile
 
-.PHONY: setup book test unit typecheck notebooks browser browser-deps lab lab-test bench clean pages grids
+.PHONY: setup book test unit typecheck notebooks browser browser-deps lab lab-test bench clean pages grids pdf student classroom-kit
 
 setup: $(STAMP)
 
@@ -52,9 +52,25 @@ browser-deps:
 typecheck: setup
 	$(BIN)/python -m mypy posenc
 
+# The classroom kit (README, "Classroom kit"). make pdf: the built site printed in headless
+# Chromium as _build/pdf/positional-encoding.pdf, with the worked solutions in
+# positional-encoding-answers.pdf (tools/make_pdf.py). make student: the chapter notebooks with
+# the solutions replaced by runnable stubs, in _build/student (tools/make_student.py).
+pdf: setup browser-deps book
+	$(BIN)/python tools/make_pdf.py
+
+student: setup
+	$(BIN)/python tools/make_student.py
+
+# Part of make test, before pytest: print the PDF that tests/test_pdf.py reads (without
+# Chromium those tests skip, with the reason), and run every student notebook under nbval.
+classroom-kit: setup browser-deps book student
+	$(BIN)/python tools/make_pdf.py --if-chromium
+	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax _build/student
+
 # Type check first, then build, then every test: tests marked `site` read the build and fail
 # (not skip) without it; only a missing Chromium skips the browser checks, with the reason.
-test: setup typecheck browser-deps book
+test: setup typecheck browser-deps book classroom-kit
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax
 
 # Unit tests without a build: leaves out the tests that need Chromium, JupyterLab or the built site.

@@ -1,0 +1,365 @@
+"""The printed edition of ``make pdf`` (tools/make_pdf.py): one PDF of the book, and an answer booklet.
+
+* one book PDF and one answer booklet, each a readable PDF of a sane number of pages;
+* every page of ``_toc.yml`` was printed, and every title (its first heading in the sources,
+  with its number for numbered chapters) is in the book's text;
+* the chapter openings and the pages with an explorer are not blank when rendered (pypdfium2;
+  PNGs in ``tests/artifacts/``) and carry vector or raster drawing;
+* every internal link annotation jumps to a destination that exists in the same PDF, and none
+  points at the local server the pages were printed from;
+* no character lies outside the left/right margins, nothing was wider than the column when it
+  was printed, and the text was not shrunk to fit;
+* worked solutions are in the booklet and not in the book; each explorer has its print note.
+
+The PDFs are made by ``make pdf`` (``make test`` makes them before pytest) from the built site;
+``$POSENC_PDF`` points at another output folder. Marked ``site`` and ``browser``: without Chromium
+the PDF cannot be printed and these tests skip with the reason; with it, a missing or stale PDF
+fails. The last tests feed the checks a cut-off page, a blank page and a broken link, to show
+they can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support.site import ARTIFACTS, missing_chromium, require_site, site_is_partial, toc_pages
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_pdf  # noqa: E402
+
+pytestmark = [pytest.mark.site, pytest.mark.browser]
+
+PDF_DIR = Path(os.environ.get("POSENC_PDF") or ROOT / "_build" / "pdf")
+POINTS_PER_MM = 72 / 25.4
+PAGES_RANGE = (80, 800)
+ANSWER_PAGES_RANGE = (5, 200)
+#: Characters this wide are stretched glyphs (MathJax's rules), drawn clipped: not text.
+STRETCHED_GLYPH_PT = 100
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    reason = missing_chromium()
+    if reason:
+        pytest.skip(f"the PDF is printed in Chromium: {reason}")
+    site = require_site()
+    path = PDF_DIR / make_pdf.REPORT_FILE
+    for name in (make_pdf.BOOK_FILE, make_pdf.ANSWERS_FILE, make_pdf.REPORT_FILE):
+        if not (PDF_DIR / name).is_file():
+            pytest.fail(f"{PDF_DIR / name} does not exist: run `make pdf` (`make test` does)", pytrace=False)
+    if not os.environ.get("POSENC_PDF") and path.stat().st_mtime < (site / "index.html").stat().st_mtime:
+        pytest.fail(f"{PDF_DIR} is older than the site at {site}: run `make pdf` again", pytrace=False)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def book(report: dict[str, Any]) -> Any:
+    import pypdfium2
+
+    return pypdfium2.PdfDocument(str(PDF_DIR / make_pdf.BOOK_FILE))
+
+
+@pytest.fixture(scope="module")
+def answers(report: dict[str, Any]) -> Any:
+    import pypdfium2
+
+    return pypdfium2.PdfDocument(str(PDF_DIR / make_pdf.ANSWERS_FILE))
+
+
+def page_text(document: Any, index: int) -> str:
+    text_page = document[index].get_textpage()
+    return str(text_page.get_text_range())
+
+
+def normalise(text: str) -> str:
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    return re.sub(r"\s+", " ", text)
+
+
+@pytest.fixture(scope="module")
+def book_text(book: Any) -> list[str]:
+    return [normalise(page_text(book, index)) for index in range(len(book))]
+
+
+def named_destinations(path: Path) -> dict[str, int]:
+    """Name -> 0-based page index of every named destination of the PDF at ``path``."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(str(path))
+    return {
+        str(name).lstrip("/"): reader.get_destination_page_number(destination)
+        for name, destination in reader.named_destinations.items()
+    }
+
+
+# -- checks (also run on broken PDFs at the end) -------------------------------------------
+def margin_problems(document: Any, margin_pt: float, tolerance_pt: float = 1.0) -> list[str]:
+    """Characters left of the left margin or right of the right margin, page by page."""
+    problems = []
+    for index in range(len(document)):
+        page = document[index]
+        width = page.get_width()
+        text_page = page.get_textpage()
+        count = text_page.count_chars()
+        text = text_page.get_text_range(0, count) if count else ""
+        outside = []
+        for char in range(count):
+            if char >= len(text) or text[char].isspace():
+                continue
+            left, _, right, _ = text_page.get_charbox(char)
+            if right - left > STRETCHED_GLYPH_PT:
+                continue
+            if right > width - margin_pt + tolerance_pt or left < margin_pt - tolerance_pt:
+                outside.append(f"{text[char]!r} at {left:.0f}-{right:.0f} pt")
+        if outside:
+            problems.append(f"page {index + 1} (width {width:.0f} pt): {len(outside)} character(s), e.g. {outside[:4]}")
+    return problems
+
+
+def ink(document: Any, index: int, save_as: str | None = None) -> tuple[float, float]:
+    """(share of non-white pixels, share of coloured pixels) of a page rendered at 50 dpi."""
+    import numpy as np
+
+    bitmap = document[index].render(scale=50 / 72)
+    if save_as:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        bitmap.to_pil().save(ARTIFACTS / save_as)
+    pixels = bitmap.to_numpy()[..., :3].astype(int)
+    non_white = float((pixels.min(axis=2) < 235).mean())
+    coloured = float((pixels.max(axis=2) - pixels.min(axis=2) > 60).mean())
+    return non_white, coloured
+
+
+def drawing_objects(document: Any, index: int) -> int:
+    """Vector paths and raster images on a page."""
+    import pypdfium2.raw as raw
+
+    return sum(1 for obj in document[index].get_objects() if obj.type in (raw.FPDF_PAGEOBJ_PATH, raw.FPDF_PAGEOBJ_IMAGE))
+
+
+def link_problems(path: Path) -> tuple[int, list[str]]:
+    """(internal links, problems): a link annotation whose destination is not in the PDF, or
+    that leaves the PDF for the local server or a file."""
+    from pypdf import PdfReader
+    from pypdf.generic import ArrayObject, NameObject, TextStringObject
+
+    reader = PdfReader(str(path))
+    names = {str(name).lstrip("/") for name in reader.named_destinations}
+    pages = {page.indirect_reference.idnum for page in reader.pages if page.indirect_reference is not None}
+    internal, problems = 0, []
+    for number, page in enumerate(reader.pages, start=1):
+        for annotation in page.get("/Annots") or []:
+            link = annotation.get_object()
+            if link.get("/Subtype") != "/Link":
+                continue
+            action = link.get("/A")
+            destination = link.get("/Dest")
+            if action is not None and action.get("/S") == "/URI":
+                uri = str(action.get("/URI"))
+                if re.match(r"(https?://(127\.0\.0\.1|localhost)|file:)", uri):
+                    problems.append(f"page {number}: link to {uri} (the local copy, not a place in the PDF)")
+                continue
+            if action is not None and action.get("/S") == "/GoTo":
+                destination = action.get("/D")
+            if destination is None:
+                problems.append(f"page {number}: link annotation without a destination: {dict(link)}")
+                continue
+            internal += 1
+            if isinstance(destination, (NameObject, TextStringObject, str)):
+                if str(destination).lstrip("/") not in names:
+                    problems.append(f"page {number}: link to {destination!s}, which is not a destination of the PDF")
+            elif isinstance(destination, ArrayObject):
+                target = destination[0]
+                if getattr(target, "idnum", None) not in pages:
+                    problems.append(f"page {number}: link to {destination!r}, not a page of the PDF")
+            else:
+                problems.append(f"page {number}: link with an unreadable destination {destination!r}")
+    return internal, problems
+
+
+# -- the printed book -------------------------------------------------------------------------
+def test_one_book_and_one_answer_booklet(report: dict[str, Any]) -> None:
+    from pypdf import PdfReader
+
+    book_pages = len(PdfReader(str(PDF_DIR / make_pdf.BOOK_FILE)).pages)
+    answer_pages = len(PdfReader(str(PDF_DIR / make_pdf.ANSWERS_FILE)).pages)
+    assert PAGES_RANGE[0] <= book_pages <= PAGES_RANGE[1], f"the book has {book_pages} pages"
+    assert ANSWER_PAGES_RANGE[0] <= answer_pages <= ANSWER_PAGES_RANGE[1], f"the booklet has {answer_pages} pages"
+    assert (PDF_DIR / make_pdf.BOOK_FILE).stat().st_size < 80e6
+    assert sorted(path.name for path in PDF_DIR.glob("*.pdf")) == sorted([make_pdf.BOOK_FILE, make_pdf.ANSWERS_FILE])
+    expected = [page for page in toc_pages() if page.startswith("book/")]
+    if not site_is_partial():
+        assert report["pages"] == expected, "the PDF does not hold every page of _toc.yml, in order"
+
+
+def toc_titles() -> list[tuple[str, str]]:
+    """(page stem, printed title) of every page of ``_toc.yml``, read from the sources: the first
+    ``# `` heading, with the chapter number for pages in numbered parts."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    entries = [(toc["root"], False)]
+    number = 0
+    titles = []
+    for part in toc["parts"]:
+        entries += [(chapter["file"], bool(part.get("numbered"))) for chapter in part["chapters"]]
+    for file, numbered in entries:
+        path = next(ROOT.glob(f"{file}.*"))
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            text = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+        else:
+            text = path.read_text(encoding="utf-8")
+        heading = re.search(r"^# (.+)$", text, flags=re.MULTILINE)
+        assert heading, f"{path}: no '# ' title"
+        title = re.sub(r"[*_`]", "", heading.group(1)).strip()
+        if numbered:
+            number += 1
+            title = f"{number}. {title}"
+        titles.append((Path(file).name, normalise(title)))
+    return titles
+
+
+def test_every_title_of_the_toc_is_in_the_book(report: dict[str, Any], book_text: list[str]) -> None:
+    text = " ".join(book_text)
+    printed = {Path(page).stem for page in report["pages"]}
+    missing = [title for name, title in toc_titles() if name in printed and title not in text]
+    assert not missing, f"titles not found in the PDF's text: {missing}"
+
+
+def test_chapter_openings_and_figures_are_drawn(report: dict[str, Any], book: Any, book_text: list[str]) -> None:
+    destinations = named_destinations(PDF_DIR / make_pdf.BOOK_FILE)
+    openings = {Path(page).stem: destinations.get(f"page-{Path(page).stem}") for page in report["pages"]}
+    assert None not in openings.values(), f"chapters without a destination at their opening: {openings}"
+    note = normalise(make_pdf.INTERACTIVE_NOTE.split("(")[0]).strip()
+    explorer_pages = [index for index, text in enumerate(book_text) if note in text]
+    assert len(explorer_pages) >= min(report["explorers"], 1) and report["figures"] > 0
+    for name in ("02_sinusoidal", "07_beyond_trained_length"):
+        if name in openings:
+            non_white, _ = ink(book, openings[name], save_as=f"pdf-opening-{name}.png")
+            assert non_white > 0.01, f"the opening page of {name} is blank ({non_white:.2%} ink)"
+    for index in explorer_pages[:: max(1, len(explorer_pages) // 4)]:
+        # The note sits under its figure: on the same page, or the figure ends the page before.
+        drawn = max(drawing_objects(book, index), drawing_objects(book, max(index - 1, 0)))
+        assert drawn >= 20, f"page {index + 1} has an explorer's note but {drawn} drawing objects"
+        non_white, coloured = ink(book, index, save_as=f"pdf-page-{index + 1}.png")
+        assert non_white > 0.03 and coloured > 0.002, (
+            f"page {index + 1} with a figure looks blank: {non_white:.1%} ink, {coloured:.2%} colour"
+        )
+
+
+def test_every_explorer_has_its_print_note(report: dict[str, Any], book_text: list[str]) -> None:
+    site = require_site()
+    on_site = sum((site / page).read_text(encoding="utf-8").count('class="posenc-explorer"') for page in report["pages"])
+    assert report["explorers"] == on_site
+    text = " ".join(book_text)
+    assert text.count("Printed here at its default setting") == on_site
+
+
+def test_internal_links_resolve(report: dict[str, Any]) -> None:
+    internal, problems = link_problems(PDF_DIR / make_pdf.BOOK_FILE)
+    assert not problems, "\n".join(problems[:20])
+    assert internal >= 100, f"only {internal} internal links: cross-references were not turned into PDF links"
+    _, problems = link_problems(PDF_DIR / make_pdf.ANSWERS_FILE)
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_no_text_outside_the_margins(report: dict[str, Any], book: Any, answers: Any) -> None:
+    assert report["overflowing"] == {"book": [], "answers": []}, f"wider than the column: {report['overflowing']}"
+    margin = make_pdf.MARGIN_MM["left"] * POINTS_PER_MM
+    assert make_pdf.MARGIN_MM["left"] == make_pdf.MARGIN_MM["right"]
+    for document in (book, answers):
+        problems = margin_problems(document, margin)
+        assert not problems, "\n".join(problems[:20])
+
+
+def capital_heights(document: Any, font_px: float, pages: int = 12) -> list[float]:
+    """Heights (pt, on the page) of the capitals E, H, I, T set at ``font_px`` CSS pixels: the
+    size the PDF records for a glyph is before any scaling, its box on the page is after."""
+    import pypdfium2.raw as raw
+
+    heights = []
+    for index in range(0, len(document), max(1, len(document) // pages)):
+        text_page = document[index].get_textpage()
+        count = text_page.count_chars()
+        text = text_page.get_text_range(0, count) if count else ""
+        for char, letter in enumerate(text[:count]):
+            if letter in "EHIT" and abs(raw.FPDFText_GetFontSize(text_page, char) - font_px) < 0.05:
+                _, bottom, _, top = text_page.get_charbox(char)
+                heights.append(top - bottom)
+    return heights
+
+
+def test_text_was_not_shrunk_to_fit(book: Any) -> None:
+    """Chromium shrinks the whole print when something is wider than the column: body capitals
+    then come out smaller than their size says (a capital is about 0.73 em high)."""
+    heights = capital_heights(book, make_pdf.BODY_PT * 96 / 72)
+    assert len(heights) > 50, f"only {len(heights)} capitals of body text found"
+    median = statistics.median(heights)
+    assert median >= 0.70 * make_pdf.BODY_PT, f"median capital height {median:.2f} pt for {make_pdf.BODY_PT} pt text"
+
+
+def test_solutions_only_in_the_booklet(report: dict[str, Any], book_text: list[str], answers: Any) -> None:
+    assert report["solutions"] > 0
+    assert not any("Solution to Exercise" in text for text in book_text), "a worked solution is printed in the book"
+    booklet = " ".join(normalise(page_text(answers, index)) for index in range(len(answers)))
+    assert booklet.count("Solution to Exercise") == report["solutions"]
+
+
+# -- the checks can fail ------------------------------------------------------------------------
+def _one_page(source: Path, index: int, tmp_path: Path, name: str) -> Path:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    writer.add_page(PdfReader(str(source)).pages[index])
+    path = tmp_path / name
+    writer.write(str(path))
+    return path
+
+
+def test_checks_catch_a_cut_off_page_a_blank_page_and_a_broken_link(
+    report: dict[str, Any], book_text: list[str], tmp_path: Path
+) -> None:
+    import pypdfium2
+    from pypdf import PdfReader, PdfWriter, Transformation
+    from pypdf.annotations import Link
+    from pypdf.generic import NameObject
+
+    source = PDF_DIR / make_pdf.BOOK_FILE
+    text_page = max(range(len(book_text)), key=lambda index: len(book_text[index]))
+    margin = make_pdf.MARGIN_MM["left"] * POINTS_PER_MM
+    # A page whose text runs 120 pt to the right: the margin check reports it.
+    shifted = PdfWriter(clone_from=_one_page(source, text_page, tmp_path, "page.pdf"))
+    shifted.pages[0].add_transformation(Transformation().translate(tx=120))
+    shifted.write(str(tmp_path / "cut.pdf"))
+    assert margin_problems(pypdfium2.PdfDocument(str(tmp_path / "cut.pdf")), margin)
+    assert not margin_problems(pypdfium2.PdfDocument(str(tmp_path / "page.pdf")), margin)
+    # The same page shrunk by 10 %, as Chromium shrinks a print that does not fit: caught.
+    body_px = make_pdf.BODY_PT * 96 / 72
+    scaled = PdfWriter(clone_from=tmp_path / "page.pdf")
+    scaled.pages[0].add_transformation(Transformation().scale(0.9, 0.9))
+    scaled.write(str(tmp_path / "shrunk.pdf"))
+    normal = statistics.median(capital_heights(pypdfium2.PdfDocument(str(tmp_path / "page.pdf")), body_px))
+    shrunk = statistics.median(capital_heights(pypdfium2.PdfDocument(str(tmp_path / "shrunk.pdf")), body_px))
+    assert normal >= 0.70 * make_pdf.BODY_PT > shrunk
+    # A blank page: no ink.
+    blank = PdfWriter()
+    blank.add_blank_page(width=595, height=842)
+    blank.write(str(tmp_path / "blank.pdf"))
+    blank_doc = pypdfium2.PdfDocument(str(tmp_path / "blank.pdf"))
+    assert ink(blank_doc, 0) == (0.0, 0.0) and drawing_objects(blank_doc, 0) == 0
+    # A link to a destination that does not exist.
+    broken = PdfWriter()
+    broken.add_blank_page(width=595, height=842)
+    broken.add_annotation(0, Link(rect=(50, 50, 200, 80), target_page_index=0))
+    broken.pages[0]["/Annots"][0].get_object()[NameObject("/Dest")] = NameObject("/no-such-place")
+    broken.write(str(tmp_path / "broken.pdf"))
+    internal, problems = link_problems(tmp_path / "broken.pdf")
+    assert internal == 1 and problems and "no-such-place" in problems[0]
