@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support.site import ARTIFACTS, missing_chromium, require_site, site_is_partial, toc_pages
+from support.site import ARTIFACTS, RAW_MATH, missing_chromium, require_site, site_is_partial, toc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -232,6 +232,15 @@ def test_every_title_of_the_toc_is_in_the_book(report: dict[str, Any], book_text
     printed = {Path(page).stem for page in report["pages"]}
     missing = [title for name, title in toc_titles() if name in printed and title not in text]
     assert not missing, f"titles not found in the PDF's text: {missing}"
+
+
+def test_formulas_are_typeset(book_text: list[str]) -> None:
+    """MathJax finished before the print: no TeX source is left, and its symbols are there."""
+    raw = [(index + 1, match.group(0)) for index, text in enumerate(book_text) for match in RAW_MATH.finditer(text)]
+    assert not raw, f"TeX source in the PDF's text (page, text): {raw[:10]}"
+    text = " ".join(book_text)
+    for symbol in ("\u221a", "\u22a4", "\u03c9"):  # square root, transpose, omega
+        assert symbol in text, f"no {symbol!r} in the PDF's text: were the formulas typeset?"
 
 
 def test_chapter_openings_and_figures_are_drawn(report: dict[str, Any], book: Any, book_text: list[str]) -> None:

@@ -227,20 +227,19 @@ def stem(page: str) -> str:
     return Path(page).stem
 
 
-def _article(html: str, page: str) -> Tag:
-    soup = BeautifulSoup(html, "html.parser")
+def _article(soup: BeautifulSoup, page: str) -> Tag:
     article = soup.select_one("article.bd-article")
     if article is None:
         raise ValueError(f"page={page!r}: no <article class='bd-article'> in it; is it a page of the built book?")
     return article
 
 
-def _head_assets(pages: list[str]) -> str:
+def _head_assets(pages: list[BeautifulSoup]) -> str:
     """Stylesheets and the scripts printing needs (MathJax with its config, plotly), gathered
-    from the heads of all ``pages`` (HTML texts) in order: only pages with figures load plotly."""
+    from the heads of all ``pages`` in order: only pages with figures load plotly."""
     kept: dict[str, None] = {}  # an ordered set
-    for html in pages:
-        head = BeautifulSoup(html, "html.parser").head
+    for soup in pages:
+        head = soup.head
         for node in head.find_all(["link", "script"]) if head else []:
             if node.name == "link" and "stylesheet" in (node.get("rel") or []):
                 kept.setdefault(str(node))
@@ -299,9 +298,11 @@ class _Answer:
     solution: Tag
 
 
-def prepare_page(html: str, page: str, included: set[str], report: PrintReport) -> tuple[Tag, list[_Answer]]:
+def prepare_page(
+    soup: BeautifulSoup, page: str, included: set[str], report: PrintReport
+) -> tuple[Tag, list[_Answer]]:
     """The printable article of one page (a ``<section class="print-page">``) and its solutions."""
-    article = _article(html, page)
+    article = _article(soup, page)
     name = stem(page)
     notebook = f"book/{name}.ipynb"
     for node in article.select("a.headerlink, details.hide.above-input, .tag_remove-cell"):
@@ -360,7 +361,7 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     title = str(config.get("title", "The book"))
     parts = toc_parts()
-    sources = {page: (site / page).read_text(encoding="utf-8") for page in pages}
+    sources = {page: BeautifulSoup((site / page).read_text(encoding="utf-8"), "html.parser") for page in pages}
     assets = _head_assets([sources[page] for page in pages])
 
     body = BeautifulSoup("", "html.parser")
