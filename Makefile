@@ -63,10 +63,11 @@ student: setup
 	$(BIN)/python tools/make_student.py
 
 # Part of make test, before pytest: print the PDF that tests/test_pdf.py reads (without
-# Chromium those tests skip, with the reason), and run every student notebook under nbval.
+# Chromium those tests skip, with the reason), and run every student notebook under nbval
+# (one torch thread per kernel, as tests/conftest.py sets for the main run).
 classroom-kit: setup browser-deps book student
 	$(BIN)/python tools/make_pdf.py --if-chromium
-	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax _build/student
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax _build/student
 
 # Type check first, then build, then every test: tests marked `site` read the build and fail
 # (not skip) without it; only a missing Chromium skips the browser checks, with the reason.
