@@ -23,7 +23,7 @@ end of this module.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -39,8 +39,14 @@ from posenc.checks import (
 from posenc.extrapolate import position_interpolation_positions
 from posenc.schemes import PositionScheme
 
-if TYPE_CHECKING:
-    from posenc.rope_scaling import RopeScaling
+
+class FrequencyScaling(Protocol):
+    """What :meth:`RopeScheme.set_scaling` needs of a scaling (:class:`posenc.rope_scaling.RopeScaling`)."""
+
+    @property
+    def query_key_scale(self) -> float: ...
+
+    def inverse_frequencies(self, d_head: int, *, base: float = ..., seq_len: int | None = ...) -> torch.Tensor: ...
 
 __all__ = [
     "ROPE_LAYOUTS",
@@ -314,18 +320,18 @@ class RopeScheme(PositionScheme):
         self.max_len = None
         self.rotary = RotaryEmbedding(d_model // n_heads, base=base, layout=layout)
         self.interpolation: tuple[int, int] | None = None
-        self.scaling: RopeScaling | None = None
+        self.scaling: FrequencyScaling | None = None
 
-    def set_scaling(self, scaling: RopeScaling | None) -> None:
+    def set_scaling(self, scaling: FrequencyScaling | None) -> None:
         """Rotate with the speeds (and YaRN's temperature) of ``scaling``, or plainly with ``None``.
 
         Args:
             scaling: a :class:`posenc.rope_scaling.RopeScaling`; for dynamic NTK the current
                 length is the largest position of the input + 1.
         """
-        from posenc.rope_scaling import RopeScaling
-
-        if scaling is not None and not isinstance(scaling, RopeScaling):
+        # duck-typed, so that this module need not import posenc.rope_scaling (which builds on it)
+        if scaling is not None and not (callable(getattr(scaling, "inverse_frequencies", None))
+                                        and hasattr(scaling, "query_key_scale")):
             raise TypeError(f"scaling must be a posenc.rope_scaling.RopeScaling or None, got {type(scaling).__name__}")
         if scaling is not None and self.interpolation is not None:
             raise ValueError("position interpolation is on: switch it off (set_position_interpolation()) first")

@@ -105,7 +105,7 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
     """
     setting = next(iter(SETTINGS)) if setting is None else check_choice("setting", setting, tuple(SETTINGS))
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
-                        subplot_titles=("largest offset angle per pair", "score of a query against a key"))
+                        subplot_titles=("largest angle per pair", "score against distance"))
     fig.add_trace(go.Bar(x=[0], y=[1.0], name="in training", marker_color="#BBBBBB"), row=1, col=1)
     fig.add_trace(go.Bar(x=[0], y=[1.0], name="stretched"), row=1, col=1)
     fig.add_trace(go.Scatter(x=[0], y=[2 * math.pi], mode="lines", name="one full turn (2π)",
@@ -113,12 +113,12 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
     fig.add_trace(go.Scatter(x=[0], y=[1.0], mode="lines", name="plain RoPE, trained distances",
                              line=dict(color="#BBBBBB", width=6)), row=1, col=2)
     fig.add_trace(go.Scatter(x=[0], y=[1.0], mode="lines", name="with the method"), row=1, col=2)
-    fig.update_yaxes(type="log", title_text="angle (radians)", row=1, col=1)
+    fig.update_yaxes(type="log", dtick=1, title_text="angle (radians)", row=1, col=1)
     fig.update_xaxes(title_text="coordinate pair i (0 = fastest)", row=1, col=1)
-    fig.update_xaxes(title_text="distance between query and key (positions)", row=1, col=2)
+    fig.update_xaxes(title_text="distance (positions)", row=1, col=2)
     fig.update_yaxes(title_text="score (all-ones query and key)", row=1, col=2)
-    fig.update_layout(height=500, barmode="group", legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"),
-                      margin=dict(b=140))
+    # no legend: under the slider of the static page there is no room; the titles and caption name the colours
+    fig.update_layout(height=460, barmode="group", showlegend=False)
     describe(fig, alt="Two panels. Left: a bar chart over coordinate pairs of the largest offset angle seen in "
              "training (grey) and the largest one a stretched input brings with the chosen method (colour), on a "
              "log axis with a dashed line at one full turn. Right: the score of an all-ones query against an "
@@ -128,10 +128,11 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
         [Control("method", list(METHODS), label="method", default=check_choice("method", method, METHODS)),
          Control("factor", [2.0, 4.0, 8.0, 16.0], label="scale factor s", default=factor, live=(1.0, 32.0, 0.5)),
          Control("setting", list(SETTINGS), label="model", default=setting)],
-        caption="Choose a method, a factor and a model. PI shrinks every bar by s, so no pair meets a new angle, "
-        "but the fast pairs' offset-1 angles shrink too; NTK-aware, YaRN and Llama 3 keep the fast pairs (which "
-        "have turned fully in training anyway) and slow down the slow ones. YaRN's temperature lifts the whole "
-        "curve on the right.")
+        caption="Grey: what training showed; colour: the chosen method on the longer input; dashed: one full turn "
+        "(2π). Choose a method, a factor and a model. PI shrinks every bar by s, so no pair meets a new angle, "
+        "but the fast pairs' offset-1 angles shrink too. NTK-aware scaling, YaRN and Llama 3 keep the pairs that "
+        "turned many times in training (each by its own threshold: on this book's model Llama 3's keeps none) "
+        "and slow down the slow ones. YaRN's temperature lifts the whole curve on the right.")
 
 
 def attention_maps_figure(maps: Mapping[str, Any], *, train_len: int, head: int, layer: int) -> go.Figure:

@@ -295,7 +295,7 @@ def suite_rows(
 
 
 def scaling_rows(
-    cells_by_length: Mapping[int, Mapping[tuple[str, str], SuiteCell]], *, task: str
+    cells_by_length: Mapping[int, Mapping[tuple[str, str], SuiteCell]], *, task: str, digits: int = 3
 ) -> tuple[list[str], list[list[str]]]:
     """Chapter 11's table for one task: RoPE read with each scaling method, zero-shot and fine-tuned.
 
@@ -303,9 +303,10 @@ def scaling_rows(
         cells_by_length: ``L -> cells`` (:func:`choose_learning_rates`) of the runs fine-tuned at
             ``L`` tokens; every run is also scored zero-shot at ``L``.
         task: the task.
+        digits: decimals of each :func:`outcome_text`.
 
     Returns:
-        ``(headers, rows)``: per variant (:func:`suite_variants`) its learning rate, then for each
+        ``(headers, rows)``: per variant (:func:`suite_variants`), for each
         ``L`` the new-position accuracy zero-shot (``new@L``) and after fine-tuning (``ft_new@L``),
         and last the accuracy at the training length with the method set up for the longest ``L``
         (``short@L``; for a run without a method, its plain accuracy). Each as :func:`outcome_text`.
@@ -316,23 +317,23 @@ def scaling_rows(
     first = cells_by_length[lengths[0]]
     check_choice("task", task, sorted({t for t, _ in first}))
     longest = lengths[-1]
-    headers = ["variant", "lr"]
+    headers = ["variant"]
     for length in lengths:
-        headers += [f"new @{length}, zero-shot", f"new @{length}, fine-tuned"]
-    headers.append(f"at the training length, set for {longest}")
+        headers += [f"{length} tokens, zero-shot", f"{length} tokens, fine-tuned"]
+    headers.append(f"training length, set for {longest}")
     rows = []
     for (cell_task, label) in first:
         if cell_task != task:
             continue
         for variant, strategy in suite_variants(first[task, label]).items():
-            row = [variant, f"{first[task, label].lr:g}"]
+            row = [variant]
             for length in lengths:
                 cell = cells_by_length[length][task, label]
-                row += [outcome_text(outcome(variant_values(cell, f"{metric}@{length}", strategy)))
+                row += [outcome_text(outcome(variant_values(cell, f"{metric}@{length}", strategy)), digits=digits)
                         for metric in ("new", "ft_new")]
             cell = cells_by_length[longest][task, label]
             short = variant_values(cell, f"short@{longest}", strategy) if strategy else variant_values(cell, "accuracy")
-            rows.append(row + [outcome_text(outcome(short))])
+            rows.append(row + [outcome_text(outcome(short), digits=digits)])
     return headers, rows
 
 
