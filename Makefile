@@ -95,7 +95,8 @@ lab-test: setup browser-deps
 
 # Regenerate every stored grid in book/data: chapters 6, 7, 8 and 10 (172 runs, ~36 CPU-minutes),
 # the task suite (270 runs of 1,000 steps, ~75 CPU-minutes), the encoder checks (45 runs) and the
-# encoder task suite (90 runs), ~2 CPU-hours in all: about an hour on 2 idle cores, more when busy.
+# encoder task suite (90 runs) and chapter 11's RoPE scaling grid (80 runs, ~40 CPU-minutes),
+# ~2.5 CPU-hours in all: about 80 minutes on 2 idle cores, more when busy.
 # Resumable: each finished run is kept in experiments/.cache/runs, so a rerun skips it.
 # Options go through GRIDS_ARGS, e.g. make grids GRIDS_ARGS="--grid ch6 --jobs 1" or "--dry-run".
 grids: setup

@@ -240,6 +240,32 @@ def bench_analysis_explorer(runs: int) -> None:
           + ("met" if all(met) else "MISSED"))
 
 
+def bench_scaling_explorer(runs: int) -> None:
+    """Chapter 11's method x factor explorer: every grid setting plus live factors off the grid."""
+    import plotly.graph_objects as go
+
+    from posenc.rope_scaling import METHODS
+    from posenc.rope_scaling_plots import SETTINGS, scaling_explorer
+
+    heading("3c. RoPE scaling explorer update latency (chapter 11, live-kernel callback)")
+    explorer = scaling_explorer()
+    widget = explorer.widget()
+    figure = next(child for child in widget.children if isinstance(child, go.FigureWidget))
+    settings = [dict(method=m, factor=f, setting=s) for m in METHODS for f in (2.0, 4.0, 8.0, 16.0, 3.5, 31.5)
+                for s in SETTINGS]
+    compute, total = [], []
+    for _ in range(max(1, runs // 10)):
+        for values in settings:
+            frame_s, callback_s = time_update(explorer, figure, values)
+            compute.append(frame_s)
+            total.append(callback_s)
+    print(f"explorer: posenc.rope_scaling_plots.scaling_explorer (chapter 11); {len(settings)} settings")
+    print(f"recompute frame:          median {1e3 * statistics.median(compute):6.1f} ms   p95 {1e3 * percentile(compute, 95):6.1f} ms")
+    print(f"recompute + apply widget: median {1e3 * statistics.median(total):6.1f} ms   p95 {1e3 * percentile(total, 95):6.1f} ms")
+    met = (percentile(compute, 95) * 1e3 <= FRAME_TARGET_MS, percentile(total, 95) * 1e3 <= CALLBACK_TARGET_MS)
+    print("targets: " + ("met" if all(met) else "MISSED"))
+
+
 # -- 4. sinusoidal table -----------------------------------------------------------------------
 def bench_sinusoidal(runs: int) -> None:
     heading("4. Sinusoidal table: precision and speed vs the source texts' float32 recipe")
@@ -315,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
             bench_notebooks()
         bench_explorer(args.runs)
         bench_analysis_explorer(args.runs)
+        bench_scaling_explorer(args.runs)
         bench_sinusoidal(args.sinusoidal_runs)
         if (pages_root / "index.html").is_file():
             bench_pages(pages_root)
