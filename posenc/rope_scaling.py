@@ -145,6 +145,11 @@ def _turns_to_pair(turns: float, d_head: int, base: float, train_len: int) -> fl
     return d_head * math.log(train_len / (turns * 2 * math.pi)) / (2 * math.log(base))
 
 
+def _blend(speeds: torch.Tensor, keep: torch.Tensor, factor: float) -> torch.Tensor:
+    """``(1 - keep) * speeds / factor + keep * speeds``: per pair, between interpolated (0) and kept (1)."""
+    return (1.0 - keep) * speeds / factor + keep * speeds
+
+
 def _check_betas(beta_fast: Any, beta_slow: Any) -> tuple[float, float]:
     beta_fast, beta_slow = check_positive_float("beta_fast", beta_fast), check_positive_float("beta_slow", beta_slow)
     if beta_fast <= beta_slow:
@@ -212,7 +217,7 @@ def yarn_inverse_frequencies(
         beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
         turns = train_len * speeds / (2 * math.pi)
         keep = ((turns - beta_slow) / (beta_fast - beta_slow)).clamp(0.0, 1.0)
-    return (1.0 - keep) * speeds / factor + keep * speeds
+    return _blend(speeds, keep, factor)
 
 
 def yarn_attention_factor(factor: float) -> float:
@@ -254,7 +259,7 @@ def llama3_inverse_frequencies(
     speeds = rope_inverse_frequencies(d_head, base=base)
     turns = train_len * speeds / (2 * math.pi)  # = train_len / wavelength
     keep = ((turns - low_freq_factor) / (high_freq_factor - low_freq_factor)).clamp(0.0, 1.0)
-    return (1.0 - keep) * speeds / factor + keep * speeds
+    return _blend(speeds, keep, factor)
 
 
 @dataclass(frozen=True)
