@@ -3,8 +3,10 @@
 * one book PDF and one answer booklet, each a readable PDF of a sane number of pages;
 * every page of ``_toc.yml`` was printed, and every title (its first heading in the sources,
   with its number for numbered chapters) is in the book's text;
-* the chapter openings and the pages with an explorer are not blank when rendered (pypdfium2;
-  PNGs in ``tests/artifacts/``) and carry vector or raster drawing;
+* every chapter opening and every figure is a destination (contents, list of figures); each
+  figure's page carries vector or raster drawing, and a few of them rendered (pypdfium2; PNGs
+  in ``tests/artifacts/``) are not blank;
+* the formulas were typeset (no TeX source in the text);
 * every internal link annotation jumps to a destination that exists in the same PDF, and none
   points at the local server the pages were printed from;
 * no character lies outside the left/right margins, nothing was wider than the column when it
@@ -14,8 +16,8 @@
 The PDFs are made by ``make pdf`` (``make test`` makes them before pytest) from the built site;
 ``$POSENC_PDF`` points at another output folder. Marked ``site`` and ``browser``: without Chromium
 the PDF cannot be printed and these tests skip with the reason; with it, a missing or stale PDF
-fails. The last tests feed the checks a cut-off page, a blank page and a broken link, to show
-they can fail.
+fails. The last test feeds the checks a cut-off page, a shrunk page, a blank page and a broken
+link, to show they can fail.
 """
 
 from __future__ import annotations
@@ -243,25 +245,28 @@ def test_formulas_are_typeset(book_text: list[str]) -> None:
         assert symbol in text, f"no {symbol!r} in the PDF's text: were the formulas typeset?"
 
 
-def test_chapter_openings_and_figures_are_drawn(report: dict[str, Any], book: Any, book_text: list[str]) -> None:
+def test_chapter_openings_and_figures_are_drawn(report: dict[str, Any], book: Any) -> None:
+    """Every chapter opening and every figure is a destination (the contents and the list of
+    figures link to them); each figure's page carries vector or raster drawing, and a few
+    figure pages and chapter openings, rendered, are not blank."""
     destinations = named_destinations(PDF_DIR / make_pdf.BOOK_FILE)
     openings = {Path(page).stem: destinations.get(f"page-{Path(page).stem}") for page in report["pages"]}
     assert None not in openings.values(), f"chapters without a destination at their opening: {openings}"
-    note = normalise(make_pdf.INTERACTIVE_NOTE.split("(")[0]).strip()
-    explorer_pages = [index for index, text in enumerate(book_text) if note in text]
-    assert len(explorer_pages) >= min(report["explorers"], 1) and report["figures"] > 0
-    for name in ("02_sinusoidal", "07_beyond_trained_length"):
-        if name in openings:
-            non_white, _ = ink(book, openings[name], save_as=f"pdf-opening-{name}.png")
-            assert non_white > 0.01, f"the opening page of {name} is blank ({non_white:.2%} ink)"
-    for index in explorer_pages[:: max(1, len(explorer_pages) // 4)]:
-        # The note sits under its figure: on the same page, or the figure ends the page before.
-        drawn = max(drawing_objects(book, index), drawing_objects(book, max(index - 1, 0)))
-        assert drawn >= 20, f"page {index + 1} has an explorer's note but {drawn} drawing objects"
+    assert report["figures"] > 0 and len(report["figure_ids"]) == report["figures"]
+    figure_pages = {figure: destinations.get(figure) for figure in report["figure_ids"]}
+    assert None not in figure_pages.values(), f"figures that are not destinations: {figure_pages}"
+    undrawn = [(figure, index + 1) for figure, index in figure_pages.items() if drawing_objects(book, index) < 20]
+    assert not undrawn, f"figure pages with (almost) no vector or raster drawing (figure, page): {undrawn}"
+    pages = sorted(set(figure_pages.values()))
+    for index in pages[:: max(1, len(pages) // 5)]:
         non_white, coloured = ink(book, index, save_as=f"pdf-page-{index + 1}.png")
         assert non_white > 0.03 and coloured > 0.002, (
             f"page {index + 1} with a figure looks blank: {non_white:.1%} ink, {coloured:.2%} colour"
         )
+    for name in ("02_sinusoidal", "07_beyond_trained_length"):
+        if name in openings:
+            non_white, _ = ink(book, openings[name], save_as=f"pdf-opening-{name}.png")
+            assert non_white > 0.01, f"the opening page of {name} is blank ({non_white:.2%} ink)"
 
 
 def test_every_explorer_has_its_print_note(report: dict[str, Any], book_text: list[str]) -> None:
@@ -333,16 +338,15 @@ def _one_page(source: Path, index: int, tmp_path: Path, name: str) -> Path:
     return path
 
 
-def test_checks_catch_a_cut_off_page_a_blank_page_and_a_broken_link(
-    report: dict[str, Any], book_text: list[str], tmp_path: Path
-) -> None:
+def test_checks_catch_a_cut_off_page_a_blank_page_and_a_broken_link(report: dict[str, Any], tmp_path: Path) -> None:
     import pypdfium2
     from pypdf import PdfReader, PdfWriter, Transformation
     from pypdf.annotations import Link
     from pypdf.generic import NameObject
 
     source = PDF_DIR / make_pdf.BOOK_FILE
-    text_page = max(range(len(book_text)), key=lambda index: len(book_text[index]))
+    # The opening page of the first chapter: body text, a heading, a list.
+    text_page = named_destinations(source)[f"page-{Path(report['pages'][1]).stem}"]
     margin = make_pdf.MARGIN_MM["left"] * POINTS_PER_MM
     # A page whose text runs 120 pt to the right: the margin check reports it.
     shifted = PdfWriter(clone_from=_one_page(source, text_page, tmp_path, "page.pdf"))

@@ -10,6 +10,7 @@ scripts look them up; they are unique across the site already).
 
 What the printed edition changes, and why:
 
+* a contents page and a list of figures open the book, each entry a link;
 * worked solutions leave the book (a class can read it before attempting the exercises) and go
   to a separate answer booklet, each after a copy of its exercise;
 * each explorer (a figure with sliders or buttons, ``.posenc-explorer``) is printed at its
@@ -85,6 +86,7 @@ body { margin: 0; padding: 0; background: white; }
 .print-contents ol { list-style: none; padding-left: 0; }
 .print-contents li { margin: 0.25rem 0; }
 .print-contents li.part { font-weight: bold; margin-top: 0.9rem; }
+.print-figures li { font-size: 0.9rem; margin: 0.15rem 0; }
 h1, h2, h3, h4 { break-after: avoid; }
 /* Nothing may be clipped: what does not fit must show up (and fail the margin check). MathJax
    and plotly clip on purpose inside their own drawings (stretched rules, plot areas). */
@@ -183,6 +185,8 @@ class PrintReport:
     chapter_titles: list[str] = field(default_factory=list)
     explorers: int = 0
     figures: int = 0
+    #: Ids of the figures (plotly divs) in the list of figures: named destinations of the PDF.
+    figure_ids: list[str] = field(default_factory=list)
     solutions: int = 0
     unresolved_links: list[str] = field(default_factory=list)
     fitted_figure_text: dict[str, list[str]] = field(default_factory=dict)
@@ -287,6 +291,20 @@ def _rewrite_links(root: Tag, page: str, included: set[str]) -> None:
         link["href"] = f"#{stem(target_page)}--{target.fragment}" if target.fragment else f"#page-{stem(target_page)}"
 
 
+def _figures(section: Tag, longest: int = 110) -> list[tuple[str, str]]:
+    """(id, short description) of each plotly figure of a printed page, in order. The
+    description is the first sentence of the figure's accessible name (its ``aria-label``)."""
+    found = []
+    for figure in section.select(".plotly-graph-div[id]"):
+        holder = figure.find_parent(attrs={"aria-label": True})
+        label = re.sub(r"\s+", " ", str(holder["aria-label"])) if holder else "Figure"
+        sentence = re.split(r"(?<=[a-z0-9)])\. ", label, maxsplit=1)[0].rstrip(".")
+        if len(sentence) > longest:
+            sentence = sentence[: longest - 1].rsplit(" ", 1)[0] + "…"
+        found.append((str(figure["id"]), sentence))
+    return found
+
+
 def _chapter_title(article: Tag) -> str:
     heading = article.find("h1")
     return re.sub(r"\s+", " ", heading.get_text(" ", strip=True)).strip() if heading else ""
@@ -380,6 +398,12 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
     contents_list = body.new_tag("ol")
     contents.append(contents_list)
     body.append(contents)
+    figures = body.new_tag("nav", attrs={"class": "print-contents print-figures"})
+    figures_heading = body.new_tag("h1")
+    figures_heading.string = "Figures"
+    figures.append(figures_heading)
+    figures_list = body.new_tag("ol")
+    figures.append(figures_list)
 
     answers_by_page: list[tuple[str, str, list[_Answer]]] = []
     for page in pages:
@@ -395,9 +419,20 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
         link.string = chapter
         entry.append(link)
         contents_list.append(entry)
+        for number, (figure_id, description) in enumerate(_figures(section), start=1):
+            item = body.new_tag("li")
+            figure_link = body.new_tag("a", href=f"#{figure_id}")
+            numbered = re.match(r"\d+\.", chapter)
+            where = f"{numbered.group(0)}{number}" if numbered else f"{chapter}, figure {number}:"
+            figure_link.string = f"{where} {description}"
+            item.append(figure_link)
+            figures_list.append(item)
+            report.figure_ids.append(figure_id)
         body.append(section)
         if answers:
             answers_by_page.append((page, chapter, answers))
+    if report.figure_ids:  # after the contents: a list of figures, each a link to its page
+        contents.insert_after(figures)
     _drop_dangling_links(body, report, "book")
 
     booklet = BeautifulSoup("", "html.parser")
