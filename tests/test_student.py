@@ -15,6 +15,7 @@ These tests write their own copies into a temporary folder: no build needed, a f
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import json
@@ -156,6 +157,51 @@ def test_the_rest_is_unchanged(path: Path, student: dict[str, dict[str, Any]]) -
     assert copy_markdown == [cell_id for cell_id in source_markdown if cell_id in copy_markdown]
 
 
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """(names a cell binds, names it reads), ignoring IPython magics and shell lines."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return set(), set()
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, (ast.Store, ast.Del)) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return bound, read
+
+
+def names_needed_after_solutions(notebook: dict[str, Any]) -> list[str]:
+    """Names bound only inside a worked solution and read by a later cell of the notebook."""
+    solution_ids = {id(cell) for cell in solution_code_cells(notebook)}
+    only_in_solutions: set[str] = set()
+    bound_outside: set[str] = set()
+    needed: list[str] = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        bound, read = _names(_source(cell))
+        if id(cell) in solution_ids:
+            only_in_solutions |= bound - bound_outside
+            continue
+        needed += sorted((read & only_in_solutions) - bound)
+        bound_outside |= bound
+        only_in_solutions -= bound
+    return needed
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
+def test_nothing_after_a_solution_needs_it(path: Path) -> None:
+    """Such a name would break the student copy (nbval runs it under ``make test``; this finds
+    it without a kernel)."""
+    needed = names_needed_after_solutions(_load(path))
+    assert not needed, f"{path.name}: cells after a solution read names only the solution binds: {needed}"
+
+
 def test_transformation_is_deterministic(tmp_path: Path) -> None:
     source = SOURCES[0]
     first, _ = make_student.student_notebook(source)
@@ -201,6 +247,10 @@ def test_checks_fail_on_a_notebook_that_keeps_its_solutions(tmp_path: Path) -> N
     notebook = _tiny_notebook()
     raw = json.loads(nbformat.writes(notebook))
     assert leaked_solution_lines(raw, raw) == ["answer_of_the_solution = 42"]
+    assert names_needed_after_solutions(raw) == []
+    raw["cells"][3]["source"] = "print(answer_of_the_solution)"
+    assert names_needed_after_solutions(raw) == ["answer_of_the_solution"]
+    raw["cells"][3]["source"] = "print('after')"
     assert _stubs(raw) == []
     path = tmp_path / "tiny.ipynb"
     nbformat.write(notebook, path)
