@@ -434,6 +434,22 @@ _WIDGETS_PENDING = """([panel, controls]) => {
   return pending;
 }"""
 
+#: Markdown cells not rendered yet (the condition of ``_COLLECT``'s ``unrendered``): under load the
+#: last ones can still be rendering when Run All reports idle.
+_UNRENDERED = """(panel) => {
+  const p = document.querySelector(panel);
+  if (!p) return 0;
+  let count = 0;
+  for (const cell of p.querySelectorAll('.jp-Notebook-cell.jp-MarkdownCell')) {
+    const editor = cell.querySelector('.jp-InputArea-editor');
+    const shown = cell.querySelector('.jp-MarkdownOutput, .jp-RenderedMarkdown, .myst');
+    if (!(shown && (cell.classList.contains('jp-mod-rendered') || !editor || editor.classList.contains('lm-mod-hidden')))) count++;
+  }
+  return count;
+}"""
+#: Seconds to wait for the last Markdown cells to render before they count as not rendered.
+MARKDOWN_TIMEOUT_S = 15.0
+
 #: Everything the checks read, gathered in one pass over the panel.
 _COLLECT = """(panel) => {
   const p = document.querySelector(panel);
@@ -636,6 +652,7 @@ def _run_all(page: Any, lab: LabServer, path: str, report: LabReport, timeout_s:
 
 def _check_outputs(page: Any, lab: LabServer, path: str, report: LabReport) -> None:
     pending = _wait(page, _WIDGETS_PENDING, [PANEL, CONTROLS], WIDGET_TIMEOUT_S, lambda n: n == 0)
+    _wait(page, _UNRENDERED, PANEL, MARKDOWN_TIMEOUT_S, lambda n: n == 0)
     data = page.evaluate(_COLLECT, PANEL)
     code = [cell for cell in data["cells"] if cell["kind"] == "code"]
     report.code_cells = len(code)
