@@ -139,31 +139,49 @@ def apply_rope(
     Returns:
         Tensor with the shape and dtype of ``x``. Every pair keeps its length.
     """
+    layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    pos = _positions_for(x, positions)
+    cos, sin = _cos_sin(pos, x.shape[-1], base, inverse_frequencies, x.dtype, x.device)
+    return _rotate_pairs(x, cos, sin, layout)
+
+
+def _positions_for(x: Any, positions: Any) -> torch.Tensor:
+    """Checked positions for queries or keys ``x``: ``(seq_len,)``, or ``(batch, 1, seq_len)`` for 4-D ``x``."""
     if not isinstance(x, torch.Tensor) or x.ndim < 2:
         raise ValueError(f"x must be a tensor of shape (..., seq_len, d_head), got {getattr(x, 'shape', x)!r}")
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
-    layout = check_choice("layout", layout, ROPE_LAYOUTS)
     seq_len, d_head = x.shape[-2], x.shape[-1]
     check_even_int("d_head (the last dimension of x)", d_head, why=_PAIRS)
     if positions is None:
         positions = torch.arange(seq_len)
     pos = check_real_positions("positions", positions)
     if pos.ndim == 2 and x.ndim == 4 and pos.shape == (x.shape[0], seq_len):
-        pos = pos.unsqueeze(1)  # one set of positions per batch row, shared by the heads
-    elif pos.shape != (seq_len,):
+        return pos.unsqueeze(1)  # one set of positions per batch row, shared by the heads
+    if pos.shape != (seq_len,):
         raise ValueError(
             f"positions must have shape ({seq_len},) (or (batch, seq_len) for 4-D x); got {tuple(pos.shape)} "
             f"for x of shape {tuple(x.shape)}"
         )
-    angles = rope_angles(pos.to(x.device), d_head, base=base, inverse_frequencies=inverse_frequencies)
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-    half = d_head // 2
+    return pos
+
+
+def _cos_sin(
+    pos: torch.Tensor, d_head: int, base: float, inverse_frequencies: torch.Tensor | None, dtype: torch.dtype,
+    device: torch.device,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cosines and sines of the angles (computed in float64), cast to ``dtype``: ``(*P, d_head // 2)`` each."""
+    angles = rope_angles(pos.to(device), d_head, base=base, inverse_frequencies=inverse_frequencies)
+    return angles.cos().to(dtype), angles.sin().to(dtype)
+
+
+def _rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
+    """The 2x2 rotation ``[[cos, -sin], [sin, cos]]`` applied to every coordinate pair of ``x``."""
+    half = x.shape[-1] // 2
     if layout == "interleaved":
         first, second = x[..., 0::2], x[..., 1::2]
     else:
         first, second = x[..., :half], x[..., half:]
-    # The 2x2 rotation [[cos, -sin], [sin, cos]] applied to every (first, second) pair.
     rotated_first = first * cos - second * sin
     rotated_second = first * sin + second * cos
     if layout == "interleaved":
@@ -188,6 +206,7 @@ class RotaryEmbedding(nn.Module):
         self.base = check_positive_float("base", base)
         rope_inverse_frequencies(self.d_head, base=self.base)  # validates base > 1 now, not at first use
         self.layout = check_choice("layout", layout, ROPE_LAYOUTS)
+        self._tables: tuple[Any, torch.Tensor, torch.Tensor] | None = None  # (key, cos, sin) of the last positions
 
     def forward(
         self, q: torch.Tensor, k: torch.Tensor, positions: Any = None
@@ -203,10 +222,16 @@ class RotaryEmbedding(nn.Module):
         for name, t in (("q", q), ("k", k)):
             if t.shape[-1] != self.d_head:
                 raise ValueError(f"{name} must have last dimension d_head={self.d_head}, got shape {tuple(t.shape)}")
-        return (
-            apply_rope(q, positions, base=self.base, layout=self.layout),
-            apply_rope(k, positions, base=self.base, layout=self.layout),
-        )
+        pos = _positions_for(q, positions)
+        if _positions_for(k, positions).shape != pos.shape:
+            raise ValueError(f"q and k must have the same sequence length, got shapes {tuple(q.shape)} and {tuple(k.shape)}")
+        # Every layer and every training step asks for the same positions: compute the (float64)
+        # tables once and keep the last ones; the values are the same as computing them anew.
+        key = (tuple(pos.shape), pos.dtype, q.dtype, q.device, tuple(pos.flatten().tolist()))
+        if self._tables is None or self._tables[0] != key:
+            self._tables = (key, *_cos_sin(pos, self.d_head, self.base, None, q.dtype, q.device))
+        _, cos, sin = self._tables
+        return _rotate_pairs(q, cos, sin, self.layout), _rotate_pairs(k, cos, sin, self.layout)
 
     def extra_repr(self) -> str:
         return f"d_head={self.d_head}, base={self.base:g}, layout={self.layout!r}"
