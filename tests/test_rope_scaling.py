@@ -235,7 +235,6 @@ def test_yarn_in_the_model_scales_queries_and_keys() -> None:
     scheme.set_scaling(yarn)
     q, k = _scheme_outputs(scheme, positions)
     assert yarn.query_key_scale == pytest.approx(yarn_attention_factor(4.0))
-    scheme.set_scaling(RopeScaling("yarn", factor=4.0, train_len=16, beta_fast=32.0))
     plain_norm = _scheme_outputs(RopeScheme(64, 4), positions)[0].norm(dim=-1)
     assert torch.allclose(q.norm(dim=-1), plain_norm * yarn.query_key_scale, rtol=1e-5)
 
