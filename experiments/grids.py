@@ -29,11 +29,16 @@ runs them all:
 * At the end each grid file is written from the cached runs, in the grid's own order and
   in the format the chapters read (``posenc.results.save_results``), and the total time
   is printed.
+* **Trained models.** A grid may also keep a trained model that a chapter looks inside
+  (``run_grid.CHECKPOINTS``; chapter 11's ``rope_scaling_model.safetensors``). Its job
+  trains the run like any other and stores the weights in the cache entry; the file is
+  written next to the grid (``posenc.checkpoint``). The same model always gives the same bytes.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import os
@@ -58,21 +63,33 @@ WALL_TIME_NOTE = "wall times were measured on a shared 2-core machine and are in
 # -- jobs and their cache files -----------------------------------------------------------------
 @dataclass(frozen=True)
 class Job:
-    """One unit of work: train ``config``; with ``table_rows``, also keep its trained position table.
+    """One unit of work: train ``config``; with ``table_rows``, also keep its trained position table;
+    with ``keep_weights``, the whole trained model.
 
     Attributes:
         config: a ``posenc.train.TrainConfig`` (seed included).
         table_rows: ``None`` for an ordinary run; else the number of table rows to store
             (chapter 8 reads the tables of the chapter 6 hybrids).
+        keep_weights: store the trained model as a checkpoint (``posenc.checkpoint``; chapter
+            11 looks inside one of its models).
     """
 
     config: Any
     table_rows: int | None = None
+    keep_weights: bool = False
+
+    def __post_init__(self) -> None:
+        if self.keep_weights and self.table_rows is not None:
+            raise ValueError("a job keeps either a table (table_rows) or the weights (keep_weights), not both")
+
+    @property
+    def kind(self) -> str:
+        """``"run"``, ``"table"`` or ``"weights"``."""
+        return "weights" if self.keep_weights else "run" if self.table_rows is None else "table"
 
     def describe(self) -> dict[str, Any]:
         """The JSON description the key hashes and the cache file repeats (to detect mismatches)."""
-        return {"kind": "run" if self.table_rows is None else "table", "config": self.config.to_dict(),
-                "table_rows": self.table_rows}
+        return {"kind": self.kind, "config": self.config.to_dict(), "table_rows": self.table_rows}
 
     def label(self) -> str:
         """A short readable name, e.g. ``"learned (bert) seed=2 n_train=64"``."""
@@ -83,7 +100,7 @@ class Job:
         extras = [("task", c.task, "copy_offset"), ("lr", c.lr, 3e-3), ("n_train", c.n_train_examples, None),
                   ("token_std", c.token_init_std, 1.0), ("steps", c.steps, 600), ("bos", c.bos_token, False)]
         text += "".join(f" {name}={value}" for name, value, default in extras if value != default)
-        return text + (f" +table[{self.table_rows}]" if self.table_rows is not None else "")
+        return text + {"run": "", "table": f" +table[{self.table_rows}]", "weights": " +weights"}[self.kind]
 
 
 def description_key(description: dict[str, Any]) -> str:
@@ -141,6 +158,8 @@ def read_cached(cache_dir: Path, job: Job) -> dict[str, Any] | None:
         raise CorruptCacheError(f"cache file {path} has no valid run result ({error!r})") from error
     if job.table_rows is not None and not isinstance(entry.get("table"), dict):
         raise CorruptCacheError(f"cache file {path} lacks the trained table its job asks for")
+    if job.keep_weights and not isinstance(entry.get("weights"), str):
+        raise CorruptCacheError(f"cache file {path} lacks the trained weights its job asks for")
     return entry
 
 
@@ -157,7 +176,8 @@ def execute(job: Job, cache_dir: str | Path) -> tuple[str, dict[str, Any]]:
 
     Returns:
         ``(key, entry)``: the entry holds ``"result"`` (``RunResult.to_dict()``) and, for a
-        table job, ``"table"`` (see ``relative_hybrid_grid.table_entry``).
+        table job, ``"table"`` (see ``relative_hybrid_grid.table_entry``), for a weights job
+        ``"weights"`` (the checkpoint file of ``posenc.checkpoint``, base64).
     """
     import torch
 
@@ -173,6 +193,10 @@ def execute(job: Job, cache_dir: str | Path) -> tuple[str, dict[str, Any]]:
             from relative_hybrid_grid import table_entry
 
             entry["table"] = table_entry(model, result, job.table_rows)
+        if job.keep_weights:
+            from posenc.checkpoint import checkpoint_bytes
+
+            entry["weights"] = base64.b64encode(checkpoint_bytes(model, job.config)).decode("ascii")
     _write_atomic(cache_path(Path(cache_dir), job), entry)
     return job_key(job), entry
 
@@ -189,6 +213,8 @@ class Grid:
         meta: the file's metadata from ``(results, context)``; ``context`` holds
             ``elapsed_s``, ``jobs``, ``cached``, ``tables`` and ``data_dir``.
         tables: jobs whose trained tables go into the metadata (their runs are not in the file).
+        checkpoints: weights jobs by file name: each trained model is written to that file in
+            the data folder, next to the grid (their runs are not in the grid file).
     """
 
     name: str
@@ -196,15 +222,20 @@ class Grid:
     runs: Callable[[], list[Any]]
     meta: Callable[[list[Any], dict[str, Any]], dict[str, Any]]
     tables: Callable[[], list[Job]] = field(default=lambda: [])
+    checkpoints: Callable[[], dict[str, Job]] = field(default=lambda: {})
 
     def jobs(self) -> list[Job]:
-        """The run jobs in file order, then the table jobs."""
-        return [Job(config) for config in self.runs()] + list(self.tables())
+        """The run jobs in file order, then the table jobs, then the weights jobs."""
+        return [Job(config) for config in self.runs()] + list(self.tables()) + list(self.checkpoints().values())
 
 
 def _chapter_grid(name: str) -> Grid:
-    """Chapter 6 or 7 of ``run_grid.py``: every cell with its own number of seeds."""
+    """A grid of ``run_grid.py``: every cell with its own number of seeds (and the grid's checkpoints)."""
     import run_grid
+
+    def checkpoints() -> dict[str, Job]:
+        return {filename: Job(config, keep_weights=True)
+                for filename, config in run_grid.CHECKPOINTS.get(name, lambda: {})().items()}
 
     def runs() -> list[Any]:
         return [replace(config, seed=seed) for config, n in run_grid.GRIDS[name]() for seed in range(n)]
@@ -226,7 +257,7 @@ def _chapter_grid(name: str) -> Grid:
             "runs_from_cache": context["cached"],
         }
 
-    return Grid(name, f"{name}_grid.json", runs, meta)
+    return Grid(name, f"{name}_grid.json", runs, meta, checkpoints=checkpoints)
 
 
 def _extra_grid() -> Grid:
@@ -355,13 +386,21 @@ def _config_of(entry: dict[str, Any]) -> Any:
     return TrainConfig.from_dict(entry["job"]["config"])
 
 
-def _write_grid(grid: Grid, entries: dict[str, dict[str, Any]], data_dir: Path, context: dict[str, Any]) -> Path:
+def _write_grid(
+    grid: Grid, entries: dict[str, dict[str, Any]], data_dir: Path, context: dict[str, Any]
+) -> list[Path]:
+    """Write the grid file and its checkpoints; returns their paths."""
     from posenc.results import RunResult, save_results
 
     results = [RunResult.from_dict(entries[job_key(Job(config))]["result"]) for config in grid.runs()]
     tables = [entries[job_key(job)]["table"] for job in grid.tables()]
     meta = grid.meta(results, {**context, "tables": tables, "data_dir": data_dir})
-    return save_results(results, Path(data_dir) / grid.filename, meta=meta)
+    written = [save_results(results, Path(data_dir) / grid.filename, meta=meta)]
+    for filename, job in grid.checkpoints().items():
+        path = Path(data_dir) / filename
+        path.write_bytes(base64.b64decode(entries[job_key(job)]["weights"]))
+        written.append(path)
+    return written
 
 
 def regenerate(
@@ -403,7 +442,7 @@ def regenerate(
     for grid in grids:
         cached = sum(job_key(job) not in trained for job in grid.jobs())
         context = {"elapsed_s": report.elapsed_s, "jobs": n_jobs, "cached": cached}
-        report.written.append(_write_grid(grid, entries, data_dir, context))
+        report.written.extend(_write_grid(grid, entries, data_dir, context))
     report.elapsed_s = time.perf_counter() - start
     return report
 
@@ -429,7 +468,8 @@ def dry_run(
         grid_jobs = grid.jobs()
         done = sum(job_key(job) in entries for job in grid_jobs)
         print(f"{grid.name} -> {grid.filename}: {len(grid_jobs)} runs "
-              f"({len(grid.tables())} of them keep a trained table), {done} cached")
+              f"({len(grid.tables())} of them keep a trained table, {len(grid.checkpoints())} the trained model), "
+              f"{done} cached")
         print(f"  {_compare_with_stored(grid, Path(data_dir) / grid.filename)}")
         if list_runs:
             for job in grid_jobs:

@@ -195,6 +195,25 @@ GRIDS: dict[str, Callable[[], list[tuple[object, int]]]] = {
     "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs}
 
 
+#: The file next to the rope_scaling grid that holds the model chapter 11 looks inside.
+ROPE_SCALING_CHECKPOINT = "rope_scaling_model.safetensors"
+
+
+def rope_scaling_checkpoints() -> dict[str, object]:
+    """Chapter 11's model: the grid's copy-offset run with seed 0, as trained (before any fine-tune).
+
+    Its weights are the same in the grid's runs fine-tuned at 32 and at 64 tokens (the
+    fine-tunes work on copies), so this config leaves fine-tuning and the scalings out.
+    """
+    first = rope_scaling_configs()[0][0]
+    assert first.task == "copy_offset" and first.scheme == "rope" and not first.position_options
+    return {ROPE_SCALING_CHECKPOINT: replace(first, seed=0, finetune_steps=0, finetune_len=None, rope_scalings=())}
+
+
+#: Trained models stored next to a grid (by grid name): file name -> config.
+CHECKPOINTS: dict[str, Callable[[], dict[str, object]]] = {"rope_scaling": rope_scaling_checkpoints}
+
+
 def _run_one(config):  # noqa: ANN001, ANN202 - runs in a worker process
     import torch
 

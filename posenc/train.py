@@ -9,7 +9,8 @@
   (``i >= train_len``); :func:`split_seen_new` splits a per-position curve into its seen
   and new parts; :func:`position_counts` gives the per-position counts behind both.
 * :func:`run_grid` runs many configs over several seeds; :func:`reproduce` re-runs a
-  stored run and reports how far its metrics moved.
+  stored run and reports how far its metrics moved; :func:`run_metrics` scores an already
+  trained model (e.g. one loaded with :mod:`posenc.checkpoint`) as :func:`train` would.
 
 Reading results back (saving, loading, selecting, mean ± std over seeds) is
 :mod:`posenc.results`; their figures are :mod:`posenc.results_plots`.
@@ -56,6 +57,7 @@ __all__ = [
     "SeenNewSplit",
     "split_seen_new",
     "reproduce",
+    "run_metrics",
     "run_grid",
     "EVAL_SEED",
     "VALIDATION_SEED",
@@ -610,6 +612,28 @@ def _fine_tune_step(
     loss.backward()
     optimizer.step()
     return float(loss.detach())
+
+
+def run_metrics(model: TinyTransformer, config: TrainConfig) -> dict[str, float]:
+    """The test metrics :func:`train` stores for ``config``, computed for an already trained ``model``.
+
+    Every entry of ``RunResult.metrics`` except the two that come from training itself
+    (``final_loss``, ``n_parameters``): accuracy at each eval length, new-position scores,
+    validation accuracy and, if ``config`` asks for them, the scalings, workarounds and
+    fine-tuned copies. For a model loaded from a checkpoint (:mod:`posenc.checkpoint`) they
+    equal the stored run's exactly. The model's weights are not changed.
+    """
+    _check_config(config)
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model must be a posenc.models.TinyTransformer, got {type(model).__name__}")
+    task = make_task(config.task, **config.task_options)
+    was_training = model.training
+    model.eval()
+    try:
+        with single_thread():
+            return _evaluate_all(model, task, config)[0]
+    finally:
+        model.train(was_training)
 
 
 def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tuple[dict[str, float], dict[str, Any]]:

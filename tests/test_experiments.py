@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
+from posenc.checkpoint import load_checkpoint
 from posenc.results import RunResult, load_results
 from posenc.train import TrainConfig, train
 
@@ -28,7 +30,8 @@ TINY = TrainConfig(task="copy_offset", seq_len=8, steps=4, batch_size=4, d_model
 
 
 def tiny_grid() -> grids.Grid:
-    """Three runs, listed cheapest first (the runner starts the dearest first), plus one table job."""
+    """Three runs, listed cheapest first (the runner starts the dearest first), one table job and one
+    weights job (a checkpoint written next to the grid)."""
     runs = [replace(TINY, seed=0), replace(TINY, seed=1),
             replace(TINY, scheme="learned", position_options={"init": "bert"}, steps=6)]
 
@@ -36,7 +39,9 @@ def tiny_grid() -> grids.Grid:
         return {"command": "test", "n_runs": len(results), "tables": context["tables"], "cached": context["cached"]}
 
     table = grids.Job(replace(TINY, scheme="learned", position_options={"init": "bert"}), table_rows=5)
-    return grids.Grid("tiny", "tiny_grid.json", lambda: list(runs), meta, lambda: [table])
+    weights = grids.Job(replace(TINY, scheme="rope", causal=True), keep_weights=True)
+    return grids.Grid("tiny", "tiny_grid.json", lambda: list(runs), meta, lambda: [table],
+                      checkpoints=lambda: {"tiny_model.safetensors": weights})
 
 
 def without_time(result: RunResult) -> dict[str, Any]:
@@ -74,15 +79,18 @@ def test_job_key_separates_what_differs_and_ignores_option_order() -> None:
     b = replace(TINY, scheme="hybrid-hierarchical", position_options={"n_segments": 16, "segment_len": 4})
     assert grids.job_key(grids.Job(a)) == grids.job_key(grids.Job(b))
     keys = {grids.job_key(grids.Job(TINY)), grids.job_key(grids.Job(replace(TINY, seed=1))),
-            grids.job_key(grids.Job(TINY, table_rows=8)), grids.job_key(grids.Job(TINY, table_rows=9))}
-    assert len(keys) == 4
+            grids.job_key(grids.Job(TINY, table_rows=8)), grids.job_key(grids.Job(TINY, table_rows=9)),
+            grids.job_key(grids.Job(TINY, keep_weights=True))}
+    assert len(keys) == 5
+    with pytest.raises(ValueError, match="either a table .* or the weights"):
+        grids.Job(TINY, table_rows=8, keep_weights=True)
 
 
 # -- a tiny grid ----------------------------------------------------------------------------------
 def test_runs_complete_and_the_grid_file_loads_in_grid_order(sequential: tuple[Path, Path, grids.Report]) -> None:
     cache, data, report = sequential
-    assert (report.planned, report.cached, report.trained, report.redone) == (4, 0, 4, [])
-    assert len(list(cache.glob("*.json"))) == 4 and not list(cache.glob("*.tmp"))
+    assert (report.planned, report.cached, report.trained, report.redone) == (5, 0, 5, [])
+    assert len(list(cache.glob("*.json"))) == 5 and not list(cache.glob("*.tmp"))
     results, meta = load_results(data / "tiny_grid.json")
     # File order is the grid's order, although the dearest run (6 steps) was trained first.
     assert [r.config for r in results] == [c.to_dict() for c in tiny_grid().runs()]
@@ -90,6 +98,16 @@ def test_runs_complete_and_the_grid_file_loads_in_grid_order(sequential: tuple[P
     assert meta["n_runs"] == 3 and meta["cached"] == 0
     (table,) = meta["tables"]
     assert table["scheme"] == "learned" and len(table["table"]) == 5 and len(table["table"][0]) == 16
+    assert report.written == [data / "tiny_grid.json", data / "tiny_model.safetensors"]
+
+
+def test_the_checkpoint_is_the_model_training_gives(sequential: tuple[Path, Path, grids.Report]) -> None:
+    _, data, _ = sequential
+    (job,) = tiny_grid().checkpoints().values()
+    model, config = load_checkpoint(data / "tiny_model.safetensors")
+    trained, _ = train(job.config)
+    assert config == job.config
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), trained.state_dict().values(), strict=True))
 
 
 def test_a_second_invocation_trains_nothing(sequential: tuple[Path, Path, grids.Report],
@@ -103,11 +121,11 @@ def test_a_second_invocation_trains_nothing(sequential: tuple[Path, Path, grids.
 
     monkeypatch.setattr(grids, "execute", no_training)
     report = grids.regenerate([tiny_grid()], jobs=1, cache_dir=cache, data_dir=data, progress=False)
-    assert (report.cached, report.trained) == (4, 0)
+    assert (report.cached, report.trained) == (5, 0)
     assert cache_mtimes(cache) == before  # no cache file rewritten
     again = load_results(data / "tiny_grid.json")
     assert [r.to_dict() for r in again[0]] == [r.to_dict() for r in first[0]]  # wall times come from the cache too
-    assert again[1]["tables"] == first[1]["tables"] and again[1]["cached"] == 4
+    assert again[1]["tables"] == first[1]["tables"] and again[1]["cached"] == 5
 
 
 def test_cached_runs_equal_plain_sequential_training(sequential: tuple[Path, Path, grids.Report]) -> None:
@@ -122,7 +140,8 @@ def test_cached_runs_equal_plain_sequential_training(sequential: tuple[Path, Pat
 def test_parallel_equals_sequential_exactly(sequential: tuple[Path, Path, grids.Report], tmp_path: Path) -> None:
     _, data, _ = sequential
     report = grids.regenerate([tiny_grid()], jobs=2, cache_dir=tmp_path / "cache", data_dir=tmp_path, progress=False)
-    assert report.trained == 4
+    assert report.trained == 5
+    assert (tmp_path / "tiny_model.safetensors").read_bytes() == (data / "tiny_model.safetensors").read_bytes()
     sequential_results, sequential_meta = load_results(data / "tiny_grid.json")
     parallel_results, parallel_meta = load_results(tmp_path / "tiny_grid.json")
     assert [without_time(r) for r in parallel_results] == [without_time(r) for r in sequential_results]
@@ -144,7 +163,7 @@ def test_a_corrupt_cache_file_is_reported_and_redone(sequential: tuple[Path, Pat
     entry["job"]["config"]["seed"] = 7  # holds another run than its name says
     edited.write_text(json.dumps(entry))
     report = grids.regenerate([grid], jobs=1, cache_dir=copy, data_dir=tmp_path, progress=False)
-    assert (report.cached, report.trained, len(report.redone)) == (2, 2, 2)
+    assert (report.cached, report.trained, len(report.redone)) == (3, 2, 2)
     assert str(truncated) in report.redone[0] and "not readable JSON" in report.redone[0]
     assert str(edited) in report.redone[1] and "another job" in report.redone[1]
     assert "deleted, running it again" in capsys.readouterr().err
@@ -163,6 +182,12 @@ def test_read_cached_rejects_other_formats_and_missing_results(tmp_path: Path) -
     path.write_text(json.dumps({"format": grids.CACHE_FORMAT, "job": job.describe(), "result": {"seed": 0}}))
     with pytest.raises(grids.CorruptCacheError, match="no valid run result"):
         grids.read_cached(tmp_path, job)
+    weights_job = grids.Job(TINY, keep_weights=True)
+    result = train(TINY)[1].to_dict()
+    grids.cache_path(tmp_path, weights_job).write_text(
+        json.dumps({"format": grids.CACHE_FORMAT, "job": weights_job.describe(), "result": result}))
+    with pytest.raises(grids.CorruptCacheError, match="lacks the trained weights"):
+        grids.read_cached(tmp_path, weights_job)
 
 
 def test_jobs_must_be_a_positive_integer(tmp_path: Path) -> None:
@@ -178,13 +203,14 @@ def test_dry_run_lists_runs_and_cached_count(sequential: tuple[Path, Path, grids
     before = cache_mtimes(cache)
     assert grids.main(["--dry-run", "--cache", str(cache), "--data", str(data)]) == 0
     out = capsys.readouterr().out
-    assert "tiny -> tiny_grid.json: 4 runs (1 of them keep a trained table), 4 cached" in out
+    assert "tiny -> tiny_grid.json: 5 runs (1 of them keep a trained table, 1 the trained model), 5 cached" in out
     assert "the stored file holds the same 3 runs in the same order" in out
-    assert out.count("[cached]") == 4 and "total: 4 distinct runs, 4 cached, 0 to run" in out
+    assert out.count("[cached]") == 5 and "total: 5 distinct runs, 5 cached, 0 to run" in out
+    assert "+weights" in out
     assert cache_mtimes(cache) == before
     assert grids.main(["--dry-run", "--cache", str(tmp_path / "empty"), "--data", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert out.count("[to run]") == 4 and "no stored file" in out
+    assert out.count("[to run]") == 5 and "no stored file" in out
 
 
 # -- the real grids (listed, not trained) ------------------------------------------------------------
@@ -201,6 +227,10 @@ def test_the_real_grids_list_the_stored_runs_in_order() -> None:
     assert [(j.config.scheme, j.table_rows) for j in extra.tables()] == [
         ("learned", 64), ("learned", 64), ("hybrid-scaled-sinusoid", 64), ("hybrid-factored", 64),
         ("hybrid-hierarchical", 64)]
+    checkpoints = {name: grid.checkpoints() for name, grid in grids.default_grids().items() if grid.checkpoints()}
+    assert list(checkpoints) == ["rope_scaling"]
+    for filename, job in checkpoints["rope_scaling"].items():
+        assert (ROOT / "book" / "data" / filename).is_file() and job.keep_weights
 
 
 def test_the_command_writes_the_grid_and_prints_the_total_time(sequential: tuple[Path, Path, grids.Report],
@@ -211,9 +241,9 @@ def test_the_command_writes_the_grid_and_prints_the_total_time(sequential: tuple
     assert grids.main(["--grid", "tiny", "--jobs", "1", "--cache", str(cache), "--data", str(tmp_path),
                        "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert f"wrote {tmp_path / 'tiny_grid.json'}" in out
-    assert "done: 4 runs (4 from the cache, 0 trained, 0 corrupt cache files redone) on 1 process(es) in" in out
-    assert load_results(tmp_path / "tiny_grid.json")[1]["cached"] == 4
+    assert f"wrote {tmp_path / 'tiny_grid.json'}" in out and f"wrote {tmp_path / 'tiny_model.safetensors'}" in out
+    assert "done: 5 runs (5 from the cache, 0 trained, 0 corrupt cache files redone) on 1 process(es) in" in out
+    assert load_results(tmp_path / "tiny_grid.json")[1]["cached"] == 5
     with pytest.raises(SystemExit):
         grids.main(["--jobs", "0", "--dry-run"])
     assert "--jobs must be at least 1, got 0" in capsys.readouterr().err
