@@ -393,7 +393,7 @@ def peak_share_figure(
         fig.update_xaxes(title_text="offset Δ = key − query (positions)", row=row + 1, col=col + 1)
         fig.update_yaxes(autorange="reversed", row=row + 1, col=col + 1)
     fig.update_layout(height=360 * rows + 90,
-                      title=dict(text="Where does each head's position-only logit peak? Share of queries per offset"))
+                      title=dict(text="Peak offset of each head's position-only logit (share of queries)"))
     return describe(
         fig,
         alt=alt or "Heatmaps, one per table: rows are attention heads, columns are offsets from "

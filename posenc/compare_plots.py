@@ -40,7 +40,7 @@ def dot_product_by_offset_figure(
                           row=1, col=col)
         fig.update_xaxes(title_text="offset k (positions)", row=1, col=col)
     fig.update_yaxes(title_text="cosine of P[i] and P[i+k]", row=1, col=1)
-    fig.update_layout(height=380, title=dict(text="Similarity to the vector k positions ahead, from several start positions"))
+    fig.update_layout(height=380, title=dict(text="Similarity to the vector k positions ahead, by start position"))
     return describe(
         fig,
         alt="Line charts of the cosine similarity between a position vector and the vector k positions later, "

@@ -159,7 +159,7 @@ def alibi_figure(n_heads: int = 8, seq_len: int = 24, *, query: int | None = Non
     slopes = alibi_slopes(n_heads)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.26,
                         subplot_titles=(f"bias of head 1 (m = {slopes[0].item():g})",
-                                        f"weights of query {query}, equal content"))
+                                        f"query {query}, bias only"))
     fig.add_trace(go.Heatmap(z=bias[0].numpy(), colorscale="Cividis",
                              colorbar=dict(title=dict(text="bias"), x=0.375, len=0.9, thickness=12)), row=1, col=1)
     distances = np.arange(query + 1)

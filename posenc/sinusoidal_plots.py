@@ -399,7 +399,7 @@ def layouts_figure(seq_len: int = 64, d_model: int = 32) -> go.Figure:
     """The interleaved (paper) and concatenated (tensor2tensor/fairseq) layouts side by side."""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("interleaved (paper): sin, cos, sin, cos, ...",
-                                        "concatenated (tensor2tensor, fairseq): sines | cosines"))
+                                        "concatenated (tensor2tensor): sines | cosines"))
     layouts: tuple[tuple[int, Layout], ...] = ((1, "interleaved"), (2, "concatenated"))
     for col, layout in layouts:
         table = sinusoidal_table(seq_len, d_model, layout=layout).numpy()
@@ -480,7 +480,7 @@ def offset_head_figure(weights: np.ndarray, k: int) -> go.Figure:
     n = values.shape[0]
     fig = heatmap(
         values,
-        title=f"A head built from M_(−{k}): attention weights on position vectors alone",
+        title=f"Head built from M_(−{k}): weights on position vectors alone",
         x_title="key position j",
         y_title="query position i",
         colorbar_title="weight",
