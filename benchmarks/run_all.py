@@ -162,13 +162,43 @@ def time_update(explorer: Any, figure: Any, values: dict[str, Any]) -> tuple[flo
     return middle - start, end - start
 
 
-def bench_explorer(runs: int) -> None:
+def live_figure(explorer: Any) -> Any:
+    """The ``FigureWidget`` of the explorer's live widget (what a kernel callback redraws)."""
     import plotly.graph_objects as go
 
+    return next(child for child in explorer.widget().children if isinstance(child, go.FigureWidget))
+
+
+def time_settings(explorer: Any, settings: list[dict[str, Any]], rounds: int) -> tuple[list[float], list[float], str]:
+    """Time every setting ``rounds`` times: ``(frame seconds, callback seconds, the slowest frame's setting)``."""
+    figure = live_figure(explorer)
+    compute, total, slowest = [], [], (0.0, "")
+    for _ in range(rounds):
+        for values in settings:
+            frame_s, callback_s = time_update(explorer, figure, values)
+            compute.append(frame_s)
+            total.append(callback_s)
+            if frame_s > slowest[0]:
+                slowest = (frame_s, ", ".join(f"{k}={v}" for k, v in values.items()))
+    return compute, total, slowest[1]
+
+
+def print_latency(compute: list[float], total: list[float], *, with_max: bool = False) -> None:
+    """Median and p95 (and optionally the maximum) of the frame and callback times, in ms."""
+    for label, seconds in (("recompute frame:         ", compute), ("recompute + apply widget:", total)):
+        line = f"{label} median {1e3 * statistics.median(seconds):6.1f} ms   p95 {1e3 * percentile(seconds, 95):6.1f} ms"
+        print(line + (f"   max {1e3 * max(seconds):6.1f} ms" if with_max else ""))
+
+
+def targets_met(compute: list[float], total: list[float]) -> bool:
+    """Both p95 targets (:data:`FRAME_TARGET_MS`, :data:`CALLBACK_TARGET_MS`) met."""
+    return percentile(compute, 95) * 1e3 <= FRAME_TARGET_MS and percentile(total, 95) * 1e3 <= CALLBACK_TARGET_MS
+
+
+def bench_explorer(runs: int) -> None:
     heading("3. Explorer update latency at d_model = 512, length = 512 (live-kernel callback)")
     explorer, source = _table_explorer()
-    widget = explorer.widget()
-    figure = next(child for child in widget.children if isinstance(child, go.FigureWidget))
+    figure = live_figure(explorer)
     target, other = {"d_model": 512, "seq_len": 512}, {"d_model": 128, "seq_len": 512}
     compute, total = [], []
     for _ in range(runs):
@@ -177,8 +207,7 @@ def bench_explorer(runs: int) -> None:
         compute.append(frame_s)
         total.append(callback_s)
     print(f"explorer: {source}; {runs} updates")
-    print(f"recompute frame:          median {1e3 * statistics.median(compute):6.1f} ms   p95 {1e3 * percentile(compute, 95):6.1f} ms")
-    print(f"recompute + apply widget: median {1e3 * statistics.median(total):6.1f} ms   p95 {1e3 * percentile(total, 95):6.1f} ms")
+    print_latency(compute, total)
 
 
 #: Targets of one explorer update: the frame's recompute (the limit the unit test used to
@@ -209,61 +238,34 @@ def _analysis_explorer() -> tuple[Any, dict[str, Any], str]:
 
 
 def bench_analysis_explorer(runs: int) -> None:
-    import plotly.graph_objects as go
-
     from posenc.analysis_plots import ANALYSES
 
     heading("3b. Analysis explorer update latency, 512 x 384 tables (live-kernel callback)")
     explorer, analyses, source = _analysis_explorer()
-    widget = explorer.widget()
-    figure = next(child for child in widget.children if isinstance(child, go.FigureWidget))
     windows = (64, 256, 512)
     settings = [dict(table=t, analysis=a, positions=w) for t in analyses for a in ANALYSES for w in windows]
     rounds = max(1, runs // 10)
-    compute, total, slowest = [], [], (0.0, "")
-    for _ in range(rounds):
-        for values in settings:
-            frame_s, callback_s = time_update(explorer, figure, values)
-            compute.append(frame_s)
-            total.append(callback_s)
-            if frame_s > slowest[0]:
-                slowest = (frame_s, ", ".join(f"{k}={v}" for k, v in values.items()))
+    compute, total, slowest = time_settings(explorer, settings, rounds)
     print(f"explorer: {source}; {len(settings)} settings "
           f"({len(analyses)} tables x {len(ANALYSES)} analyses x windows {windows}), {rounds} round(s)")
-    print(f"recompute frame:          median {1e3 * statistics.median(compute):6.1f} ms   p95 {1e3 * percentile(compute, 95):6.1f} ms"
-          f"   max {1e3 * max(compute):6.1f} ms")
-    print(f"recompute + apply widget: median {1e3 * statistics.median(total):6.1f} ms   p95 {1e3 * percentile(total, 95):6.1f} ms"
-          f"   max {1e3 * max(total):6.1f} ms")
-    print(f"slowest frame: {1e3 * slowest[0]:.1f} ms ({slowest[1]})")
-    met = (percentile(compute, 95) * 1e3 <= FRAME_TARGET_MS, percentile(total, 95) * 1e3 <= CALLBACK_TARGET_MS)
+    print_latency(compute, total, with_max=True)
+    print(f"slowest frame: {1e3 * max(compute):.1f} ms ({slowest})")
     print(f"targets (p95: recompute <= {FRAME_TARGET_MS:.0f} ms, recompute + apply <= {CALLBACK_TARGET_MS:.0f} ms): "
-          + ("met" if all(met) else "MISSED"))
+          + ("met" if targets_met(compute, total) else "MISSED"))
 
 
 def bench_scaling_explorer(runs: int) -> None:
     """Chapter 11's method x factor explorer: every grid setting plus live factors off the grid."""
-    import plotly.graph_objects as go
-
     from posenc.rope_scaling import METHODS
     from posenc.rope_scaling_plots import SETTINGS, scaling_explorer
 
     heading("3c. RoPE scaling explorer update latency (chapter 11, live-kernel callback)")
-    explorer = scaling_explorer()
-    widget = explorer.widget()
-    figure = next(child for child in widget.children if isinstance(child, go.FigureWidget))
     settings = [dict(method=m, factor=f, setting=s) for m in METHODS for f in (2.0, 4.0, 8.0, 16.0, 3.5, 31.5)
                 for s in SETTINGS]
-    compute, total = [], []
-    for _ in range(max(1, runs // 10)):
-        for values in settings:
-            frame_s, callback_s = time_update(explorer, figure, values)
-            compute.append(frame_s)
-            total.append(callback_s)
+    compute, total, _ = time_settings(scaling_explorer(), settings, max(1, runs // 10))
     print(f"explorer: posenc.rope_scaling_plots.scaling_explorer (chapter 11); {len(settings)} settings")
-    print(f"recompute frame:          median {1e3 * statistics.median(compute):6.1f} ms   p95 {1e3 * percentile(compute, 95):6.1f} ms")
-    print(f"recompute + apply widget: median {1e3 * statistics.median(total):6.1f} ms   p95 {1e3 * percentile(total, 95):6.1f} ms")
-    met = (percentile(compute, 95) * 1e3 <= FRAME_TARGET_MS, percentile(total, 95) * 1e3 <= CALLBACK_TARGET_MS)
-    print("targets: " + ("met" if all(met) else "MISSED"))
+    print_latency(compute, total)
+    print("targets: " + ("met" if targets_met(compute, total) else "MISSED"))
 
 
 # -- 4. sinusoidal table -----------------------------------------------------------------------
