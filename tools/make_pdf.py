@@ -362,6 +362,17 @@ def _drop_dangling_links(soup: BeautifulSoup, report: PrintReport, where: str) -
             _unwrap_link(link)
 
 
+def _listing(soup: BeautifulSoup, heading: str, classes: str) -> tuple[Tag, Tag]:
+    """A ``<nav>`` with an ``<h1>`` heading and an empty ``<ol>`` (not yet placed): ``(nav, ol)``."""
+    nav = soup.new_tag("nav", attrs={"class": classes})
+    title = soup.new_tag("h1")
+    title.string = heading
+    items = soup.new_tag("ol")
+    nav.append(title)
+    nav.append(items)
+    return nav, items
+
+
 def _document(title: str, assets: str, body: str) -> str:
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
@@ -391,19 +402,9 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
     byline.string = f"{config.get('author', '')} · printed edition of the website · {config.get('copyright', '')}"
     title_page.append(byline)
     body.append(title_page)
-    contents = body.new_tag("nav", attrs={"class": "print-contents"})
-    contents_heading = body.new_tag("h1")
-    contents_heading.string = "Contents"
-    contents.append(contents_heading)
-    contents_list = body.new_tag("ol")
-    contents.append(contents_list)
+    contents, contents_list = _listing(body, "Contents", "print-contents")
     body.append(contents)
-    figures = body.new_tag("nav", attrs={"class": "print-contents print-figures"})
-    figures_heading = body.new_tag("h1")
-    figures_heading.string = "Figures"
-    figures.append(figures_heading)
-    figures_list = body.new_tag("ol")
-    figures.append(figures_list)
+    figures, figures_list = _listing(body, "Figures", "print-contents print-figures")
 
     answers_by_page: list[tuple[str, str, list[_Answer]]] = []
     for page in pages:
