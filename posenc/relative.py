@@ -219,7 +219,8 @@ class RotaryEmbedding(nn.Module):
         self.base = check_positive_float("base", base)
         rope_inverse_frequencies(self.d_head, base=self.base)  # validates base > 1 now, not at first use
         self.layout = check_choice("layout", layout, ROPE_LAYOUTS)
-        self._tables: tuple[Any, torch.Tensor, torch.Tensor] | None = None  # (key, cos, sin) of the last positions
+        # (key, cos, signed_sin) of the last positions rotated (see _rotation_tables)
+        self._tables: tuple[Any, torch.Tensor, torch.Tensor] | None = None
 
     def forward(
         self, q: torch.Tensor, k: torch.Tensor, positions: Any = None
@@ -235,9 +236,8 @@ class RotaryEmbedding(nn.Module):
         for name, t in (("q", q), ("k", k)):
             if t.shape[-1] != self.d_head:
                 raise ValueError(f"{name} must have last dimension d_head={self.d_head}, got shape {tuple(t.shape)}")
-        if not isinstance(k, torch.Tensor) or k.shape[:-1] != getattr(q, "shape", (None,))[:-1]:
-            raise ValueError(f"q and k must have the same shape, got {tuple(getattr(q, 'shape', ()))} and "
-                             f"{tuple(getattr(k, 'shape', ()))}")
+        if k.shape != q.shape:
+            raise ValueError(f"q and k must have the same shape, got {tuple(q.shape)} and {tuple(k.shape)}")
         pos = _positions_for(q, positions)
         # Every layer and every training step asks for the same positions: compute the (float64)
         # tables once and keep the last ones; the values are the same as computing them anew.

@@ -133,6 +133,7 @@ def test_batched_positions_match_per_row_positions() -> None:
         (lambda: apply_rope(torch.zeros(6)), ValueError, "shape (..., seq_len, d_head)"),
         (lambda: apply_rope(torch.zeros(4, 6), layout="pairs"), ValueError, "layout must be one of"),
         (lambda: RotaryEmbedding(8)(torch.zeros(3, 6), torch.zeros(3, 6)), ValueError, "d_head=8"),
+        (lambda: RotaryEmbedding(8)(torch.zeros(3, 8), torch.zeros(4, 8)), ValueError, "same shape, got (3, 8) and (4, 8)"),
         (lambda: RopeScheme(30, 4), ValueError, "divisible"),
         (lambda: RopeScheme(12, 4), ValueError, "must be even"),
     ],
