@@ -46,7 +46,7 @@ def checkpoint_bytes(model: TinyTransformer, config: TrainConfig) -> bytes:
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a posenc.train.TrainConfig, got {type(config).__name__}")
     weights = {name: tensor.detach().contiguous() for name, tensor in model.state_dict().items()}
-    _check_weights(weights, build_model(config).state_dict(), what="the model")
+    _check_weights(weights, _untrained(config).state_dict(), what="the model")
     record = {"format": CHECKPOINT_FORMAT, "config": config.to_dict(), "torch": torch.__version__}
     return save(weights, metadata={"posenc": json.dumps(record, sort_keys=True)})
 
@@ -85,11 +85,18 @@ def load_checkpoint(path: str | Path) -> tuple[TinyTransformer, TrainConfig]:
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path} is not a posenc checkpoint of format {CHECKPOINT_FORMAT!r}: its metadata "
                          f"{sorted(metadata)} lacks a valid 'posenc' record ({error!r})") from error
-    model = build_model(config)
+    model = _untrained(config)
     _check_weights(weights, model.state_dict(), what=str(path))
     model.load_state_dict(weights, strict=True)
     model.eval()
     return model, config
+
+
+def _untrained(config: TrainConfig) -> TinyTransformer:
+    """The model ``config`` describes, built without touching torch's global random state
+    (building draws initial weights from it; saving or loading should not change what comes next)."""
+    with torch.random.fork_rng(devices=[]):
+        return build_model(config)
 
 
 def _check_weights(weights: dict[str, torch.Tensor], expected: dict[str, torch.Tensor], *, what: str) -> None:

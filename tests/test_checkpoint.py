@@ -45,6 +45,16 @@ def test_round_trip_gives_the_same_model(tiny_run: tuple[torch.nn.Module, object
     assert path.read_bytes() == checkpoint_bytes(model, TINY)  # deterministic bytes
 
 
+def test_saving_and_loading_leave_the_global_random_state_alone(tiny_run: tuple[torch.nn.Module, object],
+                                                                   tmp_path: Path) -> None:
+    model, _ = tiny_run
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    load_checkpoint(save_checkpoint(model, TINY, tmp_path / "tiny.safetensors"))
+    assert torch.equal(torch.rand(3), expected)
+
+
 def test_run_metrics_leaves_the_weights_and_mode_alone(tiny_run: tuple[torch.nn.Module, object]) -> None:
     model, _ = tiny_run
     before = {k: v.clone() for k, v in model.state_dict().items()}
