@@ -119,7 +119,8 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
     fig.update_yaxes(title_text="score (all-ones query and key)", row=1, col=2)
     # no legend: under the slider of the static page there is no room; the titles and caption name the colours
     fig.update_layout(height=460, barmode="group", showlegend=False)
-    describe(fig, alt="Two panels. Left: a bar chart over coordinate pairs of the largest offset angle seen in "
+    describe(fig, alt="What a RoPE scaling method does to each coordinate pair's angles and to the score against "
+             "distance, in two panels. Left: a bar chart over coordinate pairs of the largest offset angle seen in "
              "training (grey) and the largest one a stretched input brings with the chosen method (colour), on a "
              "log axis with a dashed line at one full turn. Right: the score of an all-ones query against an "
              "all-ones key as distance grows, for the trained distances (grey) and with the chosen method.")
