@@ -7,8 +7,8 @@ import os
 # Tests run beside notebooks and other workers on 2 cores: keep torch from oversubscribing.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import sys
-from pathlib import Path
+# The same matrix kernels as the stored runs, so re-trained models match them bit for bit
+# (posenc.runtime explains why); set before any test runs a matrix product.
+from posenc.runtime import pin_cpu_kernels  # noqa: E402
 
-# The book's Sphinx extension (book/_ext) is not part of posenc: make it importable for its tests.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+pin_cpu_kernels()
