@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from posenc.checks import check_choice, check_positions, check_positive_float, check_positive_int
-from posenc.registry import make_position_scheme
+from posenc.registry import make_position_scheme, scheme_spec
 from posenc.schemes import PositionScheme
 
 __all__ = ["MultiHeadSelfAttention", "TransformerBlock", "TinyTransformer", "COMBINE_MODES", "reversal_gap",
@@ -147,8 +147,10 @@ class TinyTransformer(nn.Module):
             The anchor vector has the token width (``d_model``, or ``d_model - d_pos`` with
             ``combine="concat"``) and the init std of the token embeddings.
 
-    For ``position="t5_bias"`` the option ``bidirectional`` defaults to ``not causal`` (T5's
-    encoder buckets without a mask, its decoder buckets with one), unless given.
+    Options that depend on the model come from the scheme's registry entry
+    (:attr:`posenc.registry.SchemeSpec.context_options`) unless given: for
+    ``position="t5_bias"``, ``bidirectional`` defaults to ``not causal`` (T5's encoder
+    buckets without a mask, its decoder buckets with one).
     """
 
     def __init__(
@@ -183,13 +185,11 @@ class TinyTransformer(nn.Module):
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.causal = bool(causal)
         self.position_name = position
-        options = dict(position_options or {})
+        # Options that depend on the model (T5's bucket direction follows the mask) come from the registry.
+        options = scheme_spec(position).options_for(causal=self.causal, options=position_options)
         if not isinstance(bos_token, bool):
             raise TypeError(f"bos_token must be True or False, got {bos_token!r} of type {type(bos_token).__name__}")
         self.bos_token = bos_token
-        if position == "t5_bias":
-            # T5 uses direction-aware buckets in its encoder and look-back-only ones in its decoder.
-            options.setdefault("bidirectional", not self.causal)
         if self.combine == "add":
             if d_pos is not None:
                 raise ValueError(f"d_pos is only used with combine='concat', got d_pos={d_pos!r}")

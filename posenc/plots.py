@@ -21,8 +21,12 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
+from posenc.palette import DASHES, OKABE_ITO, SYMBOLS, colour
+
 __all__ = [
     "OKABE_ITO",
+    "DASHES",
+    "SYMBOLS",
     "colour",
     "html_table",
     "thin_indices",
@@ -37,24 +41,6 @@ __all__ = [
 ]
 
 #: Okabe & Ito's colour-blind-safe qualitative palette (black omitted).
-OKABE_ITO: tuple[str, ...] = (
-    "#0072B2",  # blue
-    "#E69F00",  # orange
-    "#009E73",  # bluish green
-    "#CC79A7",  # reddish purple
-    "#56B4E9",  # sky blue
-    "#D55E00",  # vermillion
-    "#F0E442",  # yellow (last: the weakest contrast on white)
-)
-
-
-def colour(index: int) -> str:
-    """The ``index``-th colour of :data:`OKABE_ITO`, cycling when there are more series than colours."""
-    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-        raise ValueError(f"index must be a non-negative int, got {index!r}")
-    return OKABE_ITO[index % len(OKABE_ITO)]
-
-
 #: Perceptually uniform, colour-blind-safe sequential scale.
 SEQUENTIAL = "Cividis"
 #: Diverging scale for signed values such as encodings in [-1, 1] or similarities.

@@ -23,7 +23,7 @@ end of this module.
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import torch
 from torch import nn
@@ -350,6 +350,8 @@ class RopeScheme(PositionScheme):
     interpolation, :meth:`set_scaling` any method of :mod:`posenc.rope_scaling` (both off
     by default).
     """
+
+    supports_scaling: ClassVar[bool] = True
 
     def __init__(self, d_model: int, n_heads: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
         super().__init__()

@@ -15,7 +15,7 @@ creates any of them by name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import nn
@@ -34,9 +34,25 @@ class PositionScheme(nn.Module):
     Attributes:
         max_len: the largest number of positions the scheme can encode, or ``None`` if it
             is defined for any position.
+        has_table: the scheme looks positions up in a learned table of ``table_len`` rows
+            whose end the workarounds of :mod:`posenc.extrapolate` can read past
+            (:meth:`set_extrapolation`).
+        supports_scaling: the scheme rotates queries and keys and accepts the frequency
+            scalings of :mod:`posenc.rope_scaling` (:meth:`set_scaling`).
     """
 
     max_len: int | None = None
+    has_table: ClassVar[bool] = False
+    supports_scaling: ClassVar[bool] = False
+    table_len: int | None = None
+
+    def set_extrapolation(self, strategy: str | None) -> None:
+        """Choose the workaround for positions past the table (only schemes with ``has_table``)."""
+        raise TypeError(f"{type(self).__name__} has no learned table to read past (has_table is False)")
+
+    def set_scaling(self, scaling: Any) -> None:
+        """Rotate with a scaled set of frequencies (only schemes with ``supports_scaling``)."""
+        raise TypeError(f"{type(self).__name__} does not rotate queries and keys (supports_scaling is False)")
 
     def embed(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """Return ``x`` with position information added.
@@ -121,6 +137,8 @@ class LearnedScheme(PositionScheme):
             and the table size is ``table_len``.
     """
 
+    has_table: ClassVar[bool] = True
+
     def __init__(self, d_model: int, max_len: int, *, init: str = "bert", extrapolation: str | None = None) -> None:
         super().__init__()
         self.embedding = LearnedPositionEmbedding(max_len, d_model, init=init)
@@ -147,7 +165,7 @@ class LearnedScheme(PositionScheme):
     def _rows(self, positions: torch.Tensor) -> torch.Tensor:
         pos = check_positions("positions", positions)
         top = int(pos.max()) + 1 if pos.numel() else 0
-        if self.extrapolation is None or top <= self.table_len:
+        if self.extrapolation is None or top <= self.embedding.max_len:
             # Inside the table (or no workaround): the table's own lookup, and its own error
             # past the end (the plain 0..seq_len-1 case gives its most explicit message).
             zeros = self.weight.new_zeros(*pos.shape, self.weight.shape[1])

@@ -13,8 +13,8 @@ budget for all. This module turns it into what the chapters report:
 * :func:`suite_variants`: a learned table appears once per workaround (clip, modular,
   per-input rescale), every other scheme once.
 * :func:`suite_rows`, :func:`learning_rate_rows`: HTML-table rows.
-* :func:`seed_explorer`, :func:`learning_curve_explorer`: the figures, live in a kernel
-  and static on the site (:class:`posenc.interactive.Explorer`).
+
+Its figures (the seed and learning-curve explorers) are :mod:`posenc.suite_plots`.
 
 Metric keys (see ``posenc.train.TrainConfig``): ``"accuracy"`` (training length),
 ``"new@L"`` (positions ``>= seq_len`` of inputs of ``L`` tokens, never seen in
@@ -30,8 +30,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from posenc.checks import check_choice
-from posenc.interactive import Control, Explorer, Frame
-from posenc.plots import OKABE_ITO, new_figure
 from posenc.results import RunResult, Series, curve, extrapolation_variants, run_label
 from posenc.rope_scaling import METHOD_NAMES
 
@@ -52,8 +50,6 @@ __all__ = [
     "scaling_rows",
     "kept_text",
     "learning_rate_rows",
-    "seed_explorer",
-    "learning_curve_explorer",
 ]
 
 #: Accuracy at which a seed counts as having solved a task (for "k of n seeds").
@@ -62,9 +58,6 @@ SOLVED = 0.9
 #: each input by its own length (``p * (table_len - 1) / (L - 1)``), which is not Chen et
 #: al.'s (2023) position interpolation with one fixed factor, so it gets its own name.
 WORKAROUND_NAMES: dict[str, str] = {"clip": "clip", "modular": "modular", "interpolate": "per-input rescale"}
-#: One colour per scheme family, shared by every suite figure (Okabe–Ito, colour-blind safe).
-_SCHEME_COLOURS = {"none": "#000000", "sinusoidal": OKABE_ITO[0], "learned (bert)": OKABE_ITO[1],
-                   "rope": OKABE_ITO[2], "alibi": OKABE_ITO[3], "t5_bias": OKABE_ITO[5]}
 
 
 @dataclass(frozen=True)
@@ -352,112 +345,3 @@ def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell]) -> list[list[
         entries = [kept_text(v, lr == cell.lr) for lr, v in cell.validation.items()]
         rows.append([task, label, *entries])
     return rows
-
-
-def _colour_of(label: str) -> str:
-    return _SCHEME_COLOURS.get(label.split(" + ")[0], "#666666")
-
-
-def seed_explorer(
-    cells: Mapping[tuple[str, str], SuiteCell],
-    measures: Mapping[str, str],
-    *,
-    task: str | None = None,
-    measure: str | None = None,
-) -> Explorer:
-    """Explorer: one dot per seed and a bar per scheme, for a chosen task and measure.
-
-    Args:
-        cells: from :func:`choose_learning_rates`.
-        measures: menu text -> metric key, e.g. ``{"new positions at 2×": "new@32"}``.
-        task, measure: shown first (defaults: the first of each).
-
-    Returns:
-        An Explorer with controls ``task`` and ``measure``. Frames set trace 0 (the means,
-        bars) and trace 1 (the seeds, dots).
-    """
-    tasks = list(dict.fromkeys(t for t, _ in cells))
-    names = list(measures)
-    if not names:
-        raise ValueError("measures must name at least one metric")
-    task = tasks[0] if task is None else check_choice("task", task, tasks)
-    measure = names[0] if measure is None else check_choice("measure", measure, names)
-    fig = new_figure(
-        title="Seeds as data", x_title="position scheme (learned table: + workaround)", y_title="token accuracy",
-        alt="Bar chart with one bar per position scheme (the mean over seeds) and one dot per seed, for the chosen "
-        "task and measure; a dashed line marks the level counted as solved.", height=470)
-    fig.add_bar(x=[""], y=[0.0], name="mean over seeds", marker_color="#BBBBBB", hovertemplate="%{x}: %{y:.3f}"
-                "<extra>mean</extra>")
-    fig.add_scatter(x=[""], y=[0.0], mode="markers", name="one seed", marker=dict(size=9, color="#000000",
-                    symbol="circle-open", line=dict(width=2)), hovertemplate="%{x}: %{y:.3f}<extra>seed</extra>")
-    fig.add_hline(y=SOLVED, line_dash="dash", line_color="#555", annotation_text=f"solved (≥ {SOLVED:g})",
-                  annotation_position="bottom right")
-    fig.update_yaxes(range=[-0.02, 1.05])
-    fig.update_layout(margin=dict(b=150))
-    fig.update_xaxes(tickangle=-30)
-
-    def update(task: str, measure: str) -> Frame:
-        labels, means, colours, dots_x, dots_y, solved = [], [], [], [], [], []
-        for (cell_task, _), cell in cells.items():
-            if cell_task != task:
-                continue
-            for label, strategy in suite_variants(cell).items():
-                result = outcome(variant_values(cell, measures[measure], strategy))
-                labels.append(label)
-                means.append(result.mean)
-                colours.append(_colour_of(label))
-                dots_x += [label] * result.n
-                dots_y += list(result.values)
-                solved.append(f"{label.split(' ')[0]} {result.solved}/{result.n}")
-        return Frame(
-            traces={0: {"x": labels, "y": means, "marker.color": colours}, 1: {"x": dots_x, "y": dots_y}},
-            layout={"title.text": f"{task}: {measure}"},
-        )
-
-    return Explorer(fig, update, [Control("task", tasks, default=task, label="task"),
-                                  Control("measure", names, default=measure, label="measure")],
-                    caption="Choose a task and a measure. Bars: mean over seeds; dots: single seeds, each at the "
-                    "learning rate chosen for its scheme on the validation split.")
-
-
-def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task: str | None = None) -> Explorer:
-    """Explorer: accuracy at the training length against training step, one line per scheme, per task.
-
-    Each line is the mean over seeds (at the chosen learning rate) of the learning curve
-    stored in the runs' histories, so the budget every scheme had is visible.
-
-    Returns:
-        An Explorer with control ``task``; trace ``i`` is the ``i``-th scheme of the first task.
-
-    Raises:
-        ValueError: the tasks do not share the same schemes, or runs lack learning curves.
-    """
-    tasks = list(dict.fromkeys(t for t, _ in cells))
-    task = tasks[0] if task is None else check_choice("task", task, tasks)
-    labels = [label for t, label in cells if t == tasks[0]]
-    for other in tasks:
-        if [label for t, label in cells if t == other] != labels:
-            raise ValueError(f"task {other!r} has other schemes than {tasks[0]!r}; the explorer needs the same ones")
-    steps = curve(cells[tasks[0], labels[0]].runs)[0]
-    fig = new_figure(
-        title="Learning curves", x_title="training step", y_title="token accuracy at the training length",
-        alt="Line chart of accuracy at the training length against training step, one line per position scheme, "
-        "for the chosen task: the mean over seeds at each scheme's chosen learning rate.", height=440)
-    for label in labels:
-        fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines+markers", name=label,
-                        line=dict(color=_colour_of(label), width=2), marker=dict(size=5))
-    fig.update_yaxes(range=[-0.02, 1.05])
-
-    def update(task: str) -> Frame:
-        traces = {}
-        for index, label in enumerate(labels):
-            xs, means, _ = curve(cells[task, label].runs)
-            traces[index] = {"x": xs, "y": means}
-        return Frame(traces=traces, layout={"title.text": f"Learning curves: {task}"})
-
-    config = cells[tasks[0], labels[0]].runs[0].config
-    sequences = f"{config['curve_examples']} test sequences" if "curve_examples" in config else "test sequences"
-    every = f"every {steps[1] - steps[0]} steps" if len(steps) > 1 else f"at step {steps[0]}"
-    return Explorer(fig, update, [Control("task", tasks, default=task, label="task")],
-                    caption=f"Choose a task. Mean over seeds of the accuracy on {sequences} {every}, each scheme "
-                    "at its chosen learning rate.")

@@ -8,9 +8,10 @@
 * :func:`new_position_accuracy` scores only the positions a model never saw in training
   (``i >= train_len``); :func:`split_seen_new` splits a per-position curve into its seen
   and new parts; :func:`position_counts` gives the per-position counts behind both.
-* :func:`run_grid` runs many configs over several seeds; :func:`reproduce` re-runs a
-  stored run and reports how far its metrics moved; :func:`run_metrics` scores an already
-  trained model (e.g. one loaded with :mod:`posenc.checkpoint`) as :func:`train` would.
+* :func:`reproduce` re-runs a stored run and reports how far its metrics moved;
+  :func:`run_metrics` scores an already trained model (e.g. one loaded with
+  :mod:`posenc.checkpoint`) as :func:`train` would. The book's grids of runs are trained
+  by ``make grids`` (``experiments/``), which calls :func:`train` for every run.
 
 Reading results back (saving, loading, selecting, mean ± std over seeds) is
 :mod:`posenc.results`; their figures are :mod:`posenc.results_plots`.
@@ -26,8 +27,8 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import torch
@@ -38,11 +39,10 @@ from posenc.checks import check_choice, check_nonnegative_int, check_positive_fl
 from posenc.extrapolate import STRATEGIES
 from posenc.models import TinyTransformer
 from posenc.params import module_parameter_count
-from posenc.relative import RopeScheme
+from posenc.registry import builtin_specs, scheme_spec
 from posenc.results import RunResult, scheme_label
 from posenc.rope_scaling import METHODS, RopeScaling
 from posenc.runtime import single_thread
-from posenc.schemes import LearnedScheme
 from posenc.tasks import IGNORE_INDEX, Task, fixed_dataset, make_generator, make_task
 
 __all__ = [
@@ -58,7 +58,6 @@ __all__ = [
     "split_seen_new",
     "reproduce",
     "run_metrics",
-    "run_grid",
     "EVAL_SEED",
     "VALIDATION_SEED",
 ]
@@ -197,8 +196,10 @@ class TrainConfig:
             check_choice("eval_extrapolations entry", strategy, STRATEGIES)
         for method in self.rope_scalings:
             check_choice("rope_scalings entry", method, tuple(m for m in METHODS if m != "none"))
-        if self.rope_scalings and self.scheme != "rope":
-            raise ValueError(f"rope_scalings={tuple(self.rope_scalings)!r} needs scheme='rope', got scheme={self.scheme!r}")
+        if self.rope_scalings and not scheme_spec(self.scheme).scheme_type.supports_scaling:
+            accepting = [s.name for s in builtin_specs() if s.scheme_type.supports_scaling]
+            raise ValueError(f"rope_scalings={tuple(self.rope_scalings)!r} needs a scheme that rotates queries and "
+                             f"keys ({', '.join(accepting)}), got scheme={self.scheme!r}")
         # Lists from JSON become tuples so configs compare equal after a round trip.
         object.__setattr__(self, "eval_lengths", tuple(int(n) for n in self.eval_lengths))
         object.__setattr__(self, "eval_extrapolations", tuple(self.eval_extrapolations))
@@ -660,20 +661,19 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
 
     lengths = list(dict.fromkeys([config.seq_len, *config.eval_lengths]))
     scheme = model.position
-    # only a learned table has an end that the workarounds can read past
-    table = scheme if isinstance(scheme, LearnedScheme) else None
     for length in lengths:
         if scheme.max_len is None or length <= scheme.max_len:
             score(str(length), length)
-        if table is not None and length > table.table_len:
-            saved = table.extrapolation
+        # only a learned table has an end that the workarounds can read past
+        if scheme.has_table and scheme.table_len is not None and length > scheme.table_len:
+            saved = getattr(scheme, "extrapolation", None)
             try:
                 for strategy in config.eval_extrapolations:
-                    table.set_extrapolation(strategy)
+                    scheme.set_extrapolation(strategy)
                     score(f"{length}:{strategy}", length)
             finally:
-                table.set_extrapolation(saved)
-        if isinstance(scheme, RopeScheme) and length > config.seq_len:
+                scheme.set_extrapolation(saved)
+        if scheme.supports_scaling and length > config.seq_len:
             for method in config.rope_scalings:
                 scheme.set_scaling(RopeScaling.for_length(method, train_len=config.seq_len, target_len=length))
                 try:
@@ -701,16 +701,17 @@ def _fine_tune_metrics(model: TinyTransformer, task: Task, config: TrainConfig) 
     """
     assert config.finetune_len is not None  # checked by TrainConfig
     long_len, train_len = config.finetune_len, config.seq_len
-    is_table = isinstance(model.position, LearnedScheme) and long_len > model.position.table_len
+    position = model.position
+    is_table = position.has_table and position.table_len is not None and long_len > position.table_len
     strategies: tuple[str | None, ...] = tuple(config.eval_extrapolations) if is_table else (None,)
-    if isinstance(model.position, RopeScheme):
+    if position.supports_scaling:
         strategies = (None, *config.rope_scalings)
     metrics: dict[str, float] = {}
     for strategy in strategies:
         candidate = copy.deepcopy(model)
-        if strategy is not None and isinstance(candidate.position, LearnedScheme):
+        if strategy is not None and candidate.position.has_table:
             candidate.position.set_extrapolation(strategy)
-        if strategy is not None and isinstance(candidate.position, RopeScheme):
+        if strategy is not None and candidate.position.supports_scaling:
             candidate.position.set_scaling(RopeScaling.for_length(strategy, train_len=train_len, target_len=long_len))
         fine_tune(candidate, task, long_len, steps=config.finetune_steps, lr=config.finetune_lr, seed=config.seed)
         suffix = "" if strategy is None else f":{strategy}"
@@ -735,45 +736,6 @@ def reproduce(stored: RunResult) -> tuple[TinyTransformer, RunResult, float]:
     if again.metrics.keys() != stored.metrics.keys():
         return model, again, math.inf
     return model, again, max(abs(again.metrics[k] - v) for k, v in stored.metrics.items())
-
-
-def run_grid(
-    configs: Iterable[TrainConfig],
-    seeds: Sequence[int],
-    *,
-    progress: bool = False,
-    on_result: Callable[[RunResult], None] | None = None,
-) -> list[RunResult]:
-    """Train every config with every seed (the config's own ``seed`` is replaced).
-
-    Args:
-        configs: the grid's cells.
-        seeds: seeds to run each cell with (at least one).
-        progress: a tqdm bar over runs.
-        on_result: called with each result as soon as it exists (e.g. to save partial work).
-
-    Returns:
-        Results in order: for each config, for each seed.
-    """
-    configs = list(configs)
-    for config in configs:  # fail before hours of training, not in the middle
-        _check_config(config)
-    seeds = [check_nonnegative_int("seeds entry", s) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must hold at least one seed")
-    runs = [replace(config, seed=seed) for config in configs for seed in seeds]
-    bar = _progress_bar(len(runs), progress, "grid")
-    results = []
-    for config in runs:
-        _, result = train(config)
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    return results
 
 
 def _check_config(config: Any) -> None:

@@ -90,6 +90,79 @@ def test_teaching_modules_never_import_the_book_helpers() -> None:
     assert not {m: i for m, i in offenders.items() if i}
 
 
+#: The package's layers, lowest first (the README's "Inside posenc, dependencies run one way"): a
+#: module imports only modules of lower layers. Computing modules (layers 0-8) never draw; the
+#: figures sit on top: ``plots`` (style), ``interactive`` (explorers), then every ``X_plots``,
+#: which may also import another ``*_plots`` module (the cycle test above still applies). A new
+#: module needs a place here.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("checks", "palette", "runtime", "book.evals"),
+    ("sinusoidal", "tasks", "results", "book.factcheck"),
+    ("learned", "extrapolate", "order"),
+    ("schemes", "params", "compare"),
+    ("relative", "hybrid"),
+    ("registry", "rope_scaling"),
+    ("models", "rope_practice"),
+    ("train", "analysis", "bugs"),
+    ("checkpoint", "suite", "pretrained"),
+    ("plots",),
+    ("interactive",),
+    tuple(sorted(m.removeprefix("posenc.") for m in MODULES if m.endswith("_plots"))),
+    ("book",),
+    ("",),  # the package itself
+)
+DRAWING_LAYER = 9
+#: Third-party packages that draw: computing modules must not import them.
+DRAWING_PACKAGES = ("plotly", "ipywidgets", "anywidget", "matplotlib")
+
+
+def _layer(module: str) -> int:
+    name = module.removeprefix("posenc").removeprefix(".")
+    for index, names in enumerate(LAYERS):
+        if name in names:
+            return index
+    raise AssertionError(f"{module} has no layer in tests/test_imports.py LAYERS: give it one")
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in MODULES:
+        _layer(module)
+
+
+def test_imports_run_down_the_layers() -> None:
+    """``X`` computes, ``X_plots`` draws: a computing module never imports a figure module, and no
+    module imports one of its own layer or above (``*_plots`` modules may import each other)."""
+    breaches = []
+    for module in MODULES:
+        for imported in sorted(_imported_posenc_modules(module)):
+            both_plots = module.endswith("_plots") and imported.endswith("_plots")
+            if _layer(imported) >= _layer(module) and not both_plots:
+                breaches.append(f"{module} (layer {_layer(module)}) imports {imported} (layer {_layer(imported)})")
+    assert not breaches, "imports against the layers:\n" + "\n".join(breaches)
+
+
+def test_computing_modules_do_not_draw() -> None:
+    drawing = []
+    for module in MODULES:
+        if _layer(module) >= DRAWING_LAYER:
+            continue
+        tree = ast.parse(_source_file(module).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            drawing += [f"{module} line {node.lineno}: {n}" for n in names if n.split(".")[0] in DRAWING_PACKAGES]
+    assert not drawing, "computing modules that import a drawing package:\n" + "\n".join(drawing)
+
+
+def test_the_layer_check_catches_a_breach(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not vacuous: a computing module that imported the explorers would fail it."""
+    real = _imported_posenc_modules
+    monkeypatch.setattr(sys.modules[__name__], "_imported_posenc_modules",
+                        lambda m: real(m) | ({"posenc.interactive"} if m == "posenc.suite" else set()))
+    with pytest.raises(AssertionError, match="posenc.suite .* imports posenc.interactive"):
+        test_imports_run_down_the_layers()
+
+
 @pytest.mark.parametrize("module", MODULES)
 def test_no_plugin_loading_or_guarded_sibling_imports(module: str) -> None:
     """Dependencies are plain imports: no importlib, no ``try: import posenc...``."""

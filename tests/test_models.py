@@ -7,9 +7,24 @@ import torch
 
 from posenc.learned import INIT_STRATEGIES
 from posenc.models import TinyTransformer, reversal_gap
-from posenc.registry import available_schemes, make_position_scheme, register_scheme
+from posenc import registry
+from posenc.registry import (
+    available_schemes,
+    builtin_specs,
+    make_position_scheme,
+    register_scheme,
+    scheme_spec,
+    scheme_style,
+    unregister_scheme,
+)
 from posenc.schemes import LearnedScheme, NoPosition, PositionScheme, SinusoidalScheme
 from posenc.sinusoidal import sinusoidal_table
+
+
+@pytest.fixture
+def own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy of the registry for one test: schemes it registers vanish afterwards."""
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
 
 def _model(**kwargs: object) -> TinyTransformer:
@@ -23,7 +38,7 @@ def test_builtin_schemes_are_registered_first() -> None:
     assert available_schemes()[:3] == ["none", "sinusoidal", "learned"]
 
 
-def test_register_scheme_and_factory_arguments() -> None:
+def test_register_scheme_and_factory_arguments(own_registry: None) -> None:
     seen: dict[str, object] = {}
 
     def factory(**kwargs: object) -> PositionScheme:
@@ -35,9 +50,29 @@ def test_register_scheme_and_factory_arguments() -> None:
     assert isinstance(scheme, NoPosition)
     assert seen == {"d_model": 8, "n_heads": 2, "max_len": 5, "colour": "red"}
     assert "test-only-scheme" in available_schemes()
+    assert scheme_spec("test-only-scheme").variants == ()  # a reader's scheme joins no stored grid
+    unregister_scheme("test-only-scheme")
+    assert "test-only-scheme" not in available_schemes()
+    with pytest.raises(ValueError, match="name must be one of"):
+        unregister_scheme("rope")  # built-in schemes stay
 
 
-def test_factory_must_return_a_scheme() -> None:
+def test_a_scheme_is_one_registry_entry() -> None:
+    """Colour, line style, marker, grid variants, suite options and model-dependent defaults all
+    come from the registry; the capabilities from the class the entry names."""
+    specs = {spec.name: spec for spec in builtin_specs()}
+    assert list(specs) == available_schemes()
+    styles = [scheme_style(name) for name in specs]
+    assert len(set(styles)) == len(styles), "two schemes look alike in a figure"
+    assert [s.name for s in builtin_specs() if s.scheme_type.supports_scaling] == ["rope"]
+    assert [s.name for s in builtin_specs() if s.scheme_type.has_table] == ["learned"]
+    assert specs["t5_bias"].options_for(causal=True) == {"bidirectional": False}
+    assert specs["t5_bias"].options_for(causal=False, options={"bidirectional": False}) == {"bidirectional": False}
+    assert _model(position="t5_bias", causal=True).position.bias.bidirectional is False
+    assert _model(position="t5_bias").position.bias.bidirectional is True
+    assert scheme_style("no-such-scheme") == ("#666666", "solid", "circle")
+
+def test_factory_must_return_a_scheme(own_registry: None) -> None:
     register_scheme("test-bad-scheme", lambda **_: torch.nn.Identity())
     with pytest.raises(TypeError, match="not a PositionScheme"):
         make_position_scheme("test-bad-scheme", d_model=8, n_heads=2, max_len=5)
@@ -122,7 +157,7 @@ def test_causal_mask_blocks_the_future() -> None:
     assert not torch.allclose(out[:, 4:], out_changed[:, 4:])
 
 
-def test_hooks_are_called() -> None:
+def test_hooks_are_called(own_registry: None) -> None:
     calls: list[str] = []
 
     class Spy(PositionScheme):
@@ -154,7 +189,7 @@ def test_concat_keeps_width_and_block_parameters() -> None:
     assert cat(torch.randint(0, 10, (2, 5))).shape == (2, 5, 5)
 
 
-def test_concat_needs_an_additive_scheme_and_sane_widths() -> None:
+def test_concat_needs_an_additive_scheme_and_sane_widths(own_registry: None) -> None:
     class Rotating(PositionScheme):
         def rotate(self, q, k, positions):  # type: ignore[no-untyped-def]
             return q, k

@@ -287,7 +287,7 @@ def test_relative_score_curve() -> None:
 
 # -- training ---------------------------------------------------------------------------------------
 def test_config_checks_rope_scalings() -> None:
-    with pytest.raises(ValueError, match="needs scheme='rope'"):
+    with pytest.raises(ValueError, match=r"needs a scheme that rotates queries and keys \(rope\), got scheme='alibi'"):
         TrainConfig(scheme="alibi", rope_scalings=("pi",))
     with pytest.raises(ValueError, match="rope_scalings entry"):
         TrainConfig(scheme="rope", rope_scalings=("none",))

@@ -9,18 +9,17 @@ from posenc.results import RunResult
 from posenc.suite import (
     SOLVED,
     choose_learning_rates,
-    learning_curve_explorer,
     learning_rate_rows,
     learning_rate_spread,
     new_position_series,
     outcome,
     outcome_text,
-    seed_explorer,
     suite_rows,
     suite_variants,
     variant_values,
     workaround_label,
 )
+from posenc.suite_plots import learning_curve_explorer, seed_explorer
 
 
 def _run(task: str, scheme: str, lr: float, seed: int, val: float, **metrics: float) -> RunResult:

@@ -32,7 +32,6 @@ from posenc.train import (
     position_accuracy,
     position_counts,
     reproduce,
-    run_grid,
     split_seen_new,
     train,
 )
@@ -132,19 +131,6 @@ def test_low_data_regime_uses_a_fixed_set() -> None:
     _, fresh = train(replace(TINY, steps=40))
     # a fixed set of four sequences is memorised: low training loss, poor test accuracy
     assert small.metrics["final_loss"] < fresh.metrics["final_loss"]
-
-
-def test_run_grid_order_and_callback() -> None:
-    configs = [replace(TINY, scheme="none"), replace(TINY, scheme="learned", position_options={"init": "gpt2"})]
-    seen: list[RunResult] = []
-    results = run_grid(configs, seeds=[0, 1], on_result=seen.append)
-    assert [(r.config["scheme"], r.seed) for r in results] == [("none", 0), ("none", 1), ("learned", 0), ("learned", 1)]
-    assert seen == results
-    assert all(isinstance(r, RunResult) for r in results)
-    with pytest.raises(ValueError, match="at least one seed"):
-        run_grid(configs, seeds=[])
-    with pytest.raises(TypeError, match="config must be a TrainConfig"):
-        run_grid([{"scheme": "none"}], seeds=[0])  # type: ignore[list-item]
 
 
 def test_a_trained_run_survives_a_json_round_trip(tmp_path: Path) -> None:
