@@ -1,6 +1,6 @@
 """Precision and speed of ``posenc.sinusoidal_table`` against the common float32 recipe.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sinusoidal_bench.py [--runs 15] [--d-model 1024]
+    OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.sinusoidal_bench [--runs 15] [--d-model 1024]
 
 Prints, for both methods,
 * the max abs error against a float64 evaluation of the formula over every position below

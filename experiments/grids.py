@@ -1,14 +1,11 @@
 """Regenerate every stored grid in ``book/data`` with one command: ``make grids``.
 
-    python experiments/grids.py                      # every grid, all cores
-    python experiments/grids.py --grid ch6 --jobs 1  # one grid, one process
-    python experiments/grids.py --dry-run            # list the runs and how many are cached
+    make grids                                   # every grid, all cores
+    make grids GRIDS_ARGS="--grid ch6 --jobs 1"  # one grid, one process
+    make grids GRIDS_ARGS="--dry-run"            # list the runs and how many are cached
 
-The grids themselves are defined in ``experiments/run_grid.py`` (chapters 6 and 7; the task
-suite of chapters 6, 7, 9 and 10: three tasks x six schemes x three learning rates, causal;
-the encoder checks: anchor tokens, T5 buckets, the low-data 2 x 2) and in
-``experiments/relative_hybrid_grid.py`` (the extra runs of chapters 8 and 10). This command
-runs them all:
+(``make grids`` runs ``python -m experiments`` from the repository root.) The grids
+themselves are defined in :mod:`experiments.configs`. This runner is the only one:
 
 * **Resumable.** Every finished run is written at once to its own JSON file in the cache
   folder (default ``experiments/.cache/runs``, git-ignored), named by a hash of its
@@ -30,7 +27,7 @@ runs them all:
   in the format the chapters read (``posenc.results.save_results``), and the total time
   is printed.
 * **Trained models.** A grid may also keep a trained model that a chapter looks inside
-  (``run_grid.CHECKPOINTS``; chapter 11's ``rope_scaling_model.safetensors``). Its job
+  (``configs.CHECKPOINTS``; chapter 11's ``rope_scaling_model.safetensors``). Its job
   trains the run like any other and stores the weights in the cache entry; the file is
   written next to the grid (``posenc.checkpoint``). The same model always gives the same bytes.
 """
@@ -49,6 +46,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from experiments import configs
+from posenc.runtime import kernel_setting, pin_cpu_kernels
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -176,23 +176,22 @@ def execute(job: Job, cache_dir: str | Path) -> tuple[str, dict[str, Any]]:
 
     Returns:
         ``(key, entry)``: the entry holds ``"result"`` (``RunResult.to_dict()``) and, for a
-        table job, ``"table"`` (see ``relative_hybrid_grid.table_entry``), for a weights job
+        table job, ``"table"`` (see :func:`experiments.configs.table_entry`), for a weights job
         ``"weights"`` (the checkpoint file of ``posenc.checkpoint``, base64).
     """
     import torch
 
-    from posenc.runtime import single_thread
+    from posenc.runtime import pin_cpu_kernels, single_thread
     from posenc.train import train
 
+    pin_cpu_kernels()  # workers inherit the parent's setting; this covers a run in the parent process
     torch.set_num_threads(1)  # the worker's own setting (train also runs inside single_thread)
     with single_thread():
         model, result = train(job.config)
         entry: dict[str, Any] = {"format": CACHE_FORMAT, "job": job.describe(), "torch": torch.__version__,
                                  "result": result.to_dict()}
         if job.table_rows is not None:
-            from relative_hybrid_grid import table_entry
-
-            entry["table"] = table_entry(model, result, job.table_rows)
+            entry["table"] = configs.table_entry(model, result, job.table_rows)
         if job.keep_weights:
             from posenc.checkpoint import checkpoint_bytes
 
@@ -229,30 +228,34 @@ class Grid:
         return [Job(config) for config in self.runs()] + list(self.tables()) + list(self.checkpoints().values())
 
 
+def grid_command(name: str) -> str:
+    """The command that regenerates one stored grid (what every file's ``meta["command"]`` says)."""
+    return f'make grids GRIDS_ARGS="--grid {name}"'
+
+
 def _chapter_grid(name: str) -> Grid:
-    """A grid of ``run_grid.py``: every cell with its own number of seeds (and the grid's checkpoints)."""
-    import run_grid
+    """A grid of :data:`experiments.configs.GRIDS`: every cell with its own number of seeds (and its checkpoints)."""
 
     def checkpoints() -> dict[str, Job]:
         return {filename: Job(config, keep_weights=True)
-                for filename, config in run_grid.CHECKPOINTS.get(name, lambda: {})().items()}
+                for filename, config in configs.CHECKPOINTS.get(name, lambda: {})().items()}
 
     def runs() -> list[Any]:
-        return [replace(config, seed=seed) for config, n in run_grid.GRIDS[name]() for seed in range(n)]
+        return [replace(config, seed=seed) for config, n in configs.GRIDS[name]() for seed in range(n)]
 
     def meta(results: list[Any], context: dict[str, Any]) -> dict[str, Any]:
         import torch
 
-        # the keys and order of run_grid.py's files, plus where the runs came from
         return {
-            "command": f"python experiments/grids.py --grid {name}",
-            "seeds_per_cell": sorted({n for _, n in run_grid.GRIDS[name]()}),
+            "command": grid_command(name),
+            "seeds_per_cell": sorted({n for _, n in configs.GRIDS[name]()}),
             "n_runs": len(results),
             "total_wall_time_s": context["elapsed_s"],
             "jobs": context["jobs"],
             "torch": torch.__version__,
             "python": platform.python_version(),
             "machine": platform.machine(),
+            "kernels": kernel_setting(),
             "note": WALL_TIME_NOTE,
             "runs_from_cache": context["cached"],
         }
@@ -261,23 +264,23 @@ def _chapter_grid(name: str) -> Grid:
 
 
 def _extra_grid() -> Grid:
-    """Chapters 8 and 10 (``relative_hybrid_grid.py``): extra runs plus five trained tables."""
-    import relative_hybrid_grid as extra
+    """Chapters 8 and 10 (:func:`experiments.configs.extra_configs`): extra runs plus five trained tables."""
 
     def runs() -> list[Any]:
-        return [replace(config, seed=seed) for config, seeds in extra.extra_configs() for seed in seeds]
+        return [replace(config, seed=seed) for config, seeds in configs.extra_configs() for seed in seeds]
 
     def tables() -> list[Job]:
-        ch6, ch7 = extra.bases()
+        _, ch7 = configs.bases()
         rows = max(ch7.eval_lengths)
-        return [Job(replace(ch6, scheme=s, position_options=o, seed=0), table_rows=rows) for s, o in extra.TABLE_SCHEMES]
+        return [Job(config, table_rows=rows) for config in configs.table_configs()]
 
     def meta(results: list[Any], context: dict[str, Any]) -> dict[str, Any]:
         import torch
 
         _warn_if_tables_differ(context["tables"], Path(context["data_dir"]) / "ch6_grid.json")
         return {
-            "command": "python experiments/grids.py --grid ch8_ch10",
+            "command": grid_command("ch8_ch10"),
+            "kernels": kernel_setting(),
             "n_runs": len(results),
             "tables": context["tables"],
             "total_wall_time_s": round(context["elapsed_s"], 1),
@@ -433,8 +436,10 @@ def regenerate(
     todo = [job for key, job in planned.items() if key not in entries]
     trained = {job_key(job) for job in todo}
     if todo:
-        # Workers inherit the environment: no OpenMP thread pool to fight over on a small machine.
+        # Workers inherit the environment: no OpenMP thread pool to fight over on a small machine,
+        # and the matrix kernels every stored run was made with (posenc.runtime.pin_cpu_kernels).
         os.environ.setdefault("OMP_NUM_THREADS", "1")
+        pin_cpu_kernels()
         for key, entry in _run(todo, cache_dir, n_jobs, progress):
             entries[key] = entry
             report.trained += 1
@@ -522,12 +527,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"done: {report.planned} runs ({report.cached} from the cache, {report.trained} trained, "
           f"{len(report.redone)} corrupt cache files redone) on {args.jobs} process(es) in {report.elapsed_s:.0f} s")
     return 0
-
-
-if __name__ == "__main__":
-    # Run as the importable module ``grids`` (not ``__main__``), so joblib's workers can
-    # unpickle ``execute`` by reference: they inherit this sys.path.
-    sys.path.insert(0, str(HERE))
-    import grids as _grids
-
-    raise SystemExit(_grids.main())

@@ -137,7 +137,7 @@ def load_results(path: str | Path) -> tuple[list[RunResult], dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"no results file at {path}; save_results writes one (the book's grids: experiments/run_grid.py)"
+            f"no results file at {path}; save_results writes one (the book's grids: `make grids`)"
         )
     payload = json.loads(path.read_text())
     if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):

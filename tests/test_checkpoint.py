@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,10 +15,7 @@ from posenc.checkpoint import CHECKPOINT_FORMAT, checkpoint_bytes, load_checkpoi
 from posenc.results import load_results, select
 from posenc.train import TrainConfig, build_model, run_metrics, train
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))
-
-import run_grid  # noqa: E402
+from experiments import configs
 
 TINY = TrainConfig(task="copy_offset", scheme="rope", causal=True, seq_len=8, steps=6, batch_size=4, d_model=16,
                    n_heads=2, n_layers=1, eval_examples=16, eval_lengths=(16,), score_new_positions=True,
@@ -95,7 +91,7 @@ def test_bad_files_get_clear_errors(tiny_run: tuple[torch.nn.Module, object], tm
 
 
 # -- the checkpoint chapter 11 reads -------------------------------------------------------------
-BOOK_CHECKPOINT = data_path(run_grid.ROPE_SCALING_CHECKPOINT)
+BOOK_CHECKPOINT = data_path(configs.ROPE_SCALING_CHECKPOINT)
 
 
 def _stored_run():  # noqa: ANN202
@@ -106,7 +102,7 @@ def _stored_run():  # noqa: ANN202
 
 def test_book_checkpoint_is_the_grid_run_and_scores_as_stored() -> None:
     model, config = load_checkpoint(BOOK_CHECKPOINT)
-    assert config == run_grid.rope_scaling_checkpoints()[run_grid.ROPE_SCALING_CHECKPOINT]
+    assert config == configs.rope_scaling_checkpoints()[configs.ROPE_SCALING_CHECKPOINT]
     stored = _stored_run()
     assert config == replace(TrainConfig.from_dict(stored.config), finetune_steps=0, finetune_len=None,
                              rope_scalings=())

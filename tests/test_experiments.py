@@ -1,4 +1,4 @@
-"""``experiments/grids.py`` (``make grids``): resumable, parallel regeneration of the stored grids.
+"""``experiments.grids`` (``make grids``): resumable, parallel regeneration of the stored grids.
 
 Every test that trains uses a tiny grid (a few steps of a one-layer model, temporary
 folders), never the real grids; the real grids are only listed (no training).
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,9 @@ from posenc.checkpoint import load_checkpoint
 from posenc.results import RunResult, load_results
 from posenc.train import TrainConfig, train
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))  # joblib's workers inherit sys.path, so they find it too
+from experiments import grids
 
-import grids  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TINY = TrainConfig(task="copy_offset", seq_len=8, steps=4, batch_size=4, d_model=16, n_heads=2, n_layers=1,
                    eval_examples=8, log_every=2)

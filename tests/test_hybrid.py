@@ -241,7 +241,7 @@ def test_parameter_figure_crosses_at_the_break_even_rank() -> None:
 
 # -- the stored results of chapters 8 and 10 ---------------------------------------------------
 def test_a_stored_extra_run_reproduces() -> None:
-    """Re-train the first stored run of experiments/relative_hybrid_grid.py and compare its metrics."""
+    """Re-train the first stored run of the ch8_ch10 grid (``experiments.configs.extra_configs``) and compare its metrics."""
     from pathlib import Path
 
     from posenc.results import load_results

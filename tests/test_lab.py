@@ -13,7 +13,7 @@ with the reason, only when Chromium is missing, like the site's browser checks.
 
 From a shell, with a screenshot per notebook::
 
-    .venv/bin/python tests/support/lab.py --screenshot /tmp/lab-shots
+    cd tests && PYTHONPATH=.. ../.venv/bin/python -m support.lab --screenshot /tmp/lab-shots
 """
 
 from __future__ import annotations

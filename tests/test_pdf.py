@@ -13,10 +13,11 @@
   was printed, and the text was not shrunk to fit;
 * worked solutions are in the booklet and not in the book; each explorer has its print note.
 
-The PDFs are made by ``make pdf`` (``make test`` makes them before pytest) from the built site;
-``$POSENC_PDF`` points at another output folder. Marked ``site`` and ``browser``: without Chromium
-the PDF cannot be printed and these tests skip with the reason; with it, a missing or stale PDF
-fails. The last test feeds the checks a cut-off page, a shrunk page, a blank page and a broken
+The PDFs are made by ``make pdf`` from the built site; when they are missing or older than the
+site, the first test here prints them (so ``make test`` prints them on one pytest worker while the
+other runs other tests). ``$POSENC_PDF`` points at another output folder, which is read as it is.
+Marked ``site`` and ``browser``: without Chromium the PDF cannot be printed and these tests skip
+with the reason. The last test feeds the checks a cut-off page, a shrunk page, a blank page and a broken
 link, to show they can fail.
 """
 
@@ -26,17 +27,16 @@ import json
 import os
 import re
 import statistics
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from support.site import ARTIFACTS, RAW_MATH, missing_chromium, require_site, site_is_partial, toc_pages
 
+from tools import make_pdf
+from tools.toc import toc_entries, toc_source
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import make_pdf  # noqa: E402
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
@@ -55,11 +55,14 @@ def report() -> dict[str, Any]:
         pytest.skip(f"the PDF is printed in Chromium: {reason}")
     site = require_site()
     path = PDF_DIR / make_pdf.REPORT_FILE
-    for name in (make_pdf.BOOK_FILE, make_pdf.ANSWERS_FILE, make_pdf.REPORT_FILE):
-        if not (PDF_DIR / name).is_file():
-            pytest.fail(f"{PDF_DIR / name} does not exist: run `make pdf` (`make test` does)", pytrace=False)
-    if not os.environ.get("POSENC_PDF") and path.stat().st_mtime < (site / "index.html").stat().st_mtime:
-        pytest.fail(f"{PDF_DIR} is older than the site at {site}: run `make pdf` again", pytrace=False)
+    names = (make_pdf.BOOK_FILE, make_pdf.ANSWERS_FILE, make_pdf.REPORT_FILE)
+    if os.environ.get("POSENC_PDF"):
+        missing = [name for name in names if not (PDF_DIR / name).is_file()]
+        if missing:
+            pytest.fail(f"POSENC_PDF={PDF_DIR} lacks {missing}", pytrace=False)
+    elif any(not (PDF_DIR / name).is_file() for name in names) or (
+            path.stat().st_mtime < (site / "index.html").stat().st_mtime):
+        make_pdf.make_pdf(site, PDF_DIR, skip_missing=site_is_partial())  # what `make pdf` does
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -206,14 +209,11 @@ def test_one_book_and_one_answer_booklet(report: dict[str, Any]) -> None:
 def toc_titles() -> list[tuple[str, str]]:
     """(page stem, printed title) of every page of ``_toc.yml``, read from the sources: the first
     ``# `` heading, with the chapter number for pages in numbered parts."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    entries = [(toc["root"], False)]
     number = 0
     titles = []
-    for part in toc["parts"]:
-        entries += [(chapter["file"], bool(part.get("numbered"))) for chapter in part["chapters"]]
-    for file, numbered in entries:
-        path = next(ROOT.glob(f"{file}.*"))
+    for entry in toc_entries():
+        file, numbered = entry.file, entry.numbered
+        path = toc_source(file)
         if path.suffix == ".ipynb":
             cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
             text = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")

@@ -23,7 +23,7 @@ REQUIREMENTS = ROOT / "requirements.txt"
 #: Folders whose ``.py`` files are scanned (recursively).
 PY_FOLDERS = ("posenc", "tests", "benchmarks", "experiments", "tools", "book/_ext")
 #: The project's own top-level modules: the package, the tests' helpers, the Sphinx extension.
-OWN_MODULES = {"posenc", "support", "posenc_site", "conftest"}
+OWN_MODULES = {"posenc", "support", "posenc_site", "posenc_eval", "conftest", "tools", "experiments", "benchmarks"}
 
 
 def python_sources() -> Iterator[tuple[str, str]]:
@@ -66,14 +66,24 @@ def top_level_imports(source: str, where: str) -> set[str]:
 
 
 def pinned_distributions() -> dict[str, str]:
-    """Normalised distribution name -> the exact version pinned in requirements.txt."""
+    """Normalised distribution name -> the exact version requirements.txt pins for this platform."""
     pins = {}
     for line in REQUIREMENTS.read_text(encoding="utf-8").splitlines():
         line = line.split("#")[0].strip()
-        match = re.fullmatch(r"([A-Za-z0-9._-]+)(?:\[[^\]]*\])?\s*==\s*([^\s;]+)", line)
-        if match:
+        match = re.fullmatch(r"([A-Za-z0-9._-]+)(?:\[[^\]]*\])?\s*==\s*([^\s;]+)\s*(?:;\s*(.+))?", line)
+        if match and applies_here(match.group(3)):
             pins[normalise(match.group(1))] = match.group(2)
     return pins
+
+
+def applies_here(marker: str | None) -> bool:
+    """Whether an environment marker of requirements.txt holds on this machine (the file uses only
+    ``sys_platform == "..."`` and ``sys_platform != "..."``)."""
+    if marker is None:
+        return True
+    match = re.fullmatch(r"""sys_platform\s*(==|!=)\s*["']([^"']+)["']""", marker.strip())
+    assert match, f"requirements.txt: marker {marker!r} is not one this test can read"
+    return (sys.platform == match.group(2)) == (match.group(1) == "==")
 
 
 def normalise(name: str) -> str:
@@ -126,6 +136,6 @@ def test_pins_match_the_installed_versions() -> None:
         except importlib.metadata.PackageNotFoundError:
             stale.append(f"{name}=={version}: not installed")
             continue
-        if installed.split("+")[0] != version:  # a local label (torch's "+cpu") is not part of the pin
+        if installed != version:
             stale.append(f"{name}=={version}: {installed} installed")
     assert not stale, "requirements.txt and the environment disagree:\n" + "\n".join(stale)

@@ -84,7 +84,7 @@ def test_save_and_load_round_trip(tmp_path: Path, grid: list[RunResult]) -> None
 
 
 def test_load_errors_name_the_problem(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="run_grid.py"):
+    with pytest.raises(FileNotFoundError, match="make grids"):
         load_results(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text('{"runs": []}')
     with pytest.raises(ValueError, match="not a results file"):
@@ -240,7 +240,7 @@ def test_position_curves(grid: list[RunResult]) -> None:
 @pytest.mark.parametrize("name", ["ch6_grid.json", "ch7_grid.json", "ch8_ch10_extra.json"])
 def test_stored_grids_load_and_summarise(name: str) -> None:
     results, meta = load_results(data_path(name))
-    assert results and meta["command"].startswith("python experiments/")
+    assert results and meta["command"].startswith("make grids")
     groups = group_by_label(results)
     assert all(len({r.seed for r in runs}) >= 1 for runs in groups.values())
     assert all(0.0 <= row["mean"] <= 1.0 for row in summarize(results))

@@ -19,7 +19,6 @@ import ast
 import contextlib
 import io
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +26,9 @@ import nbformat
 import pytest
 from test_exercises import SOLUTION, SOLUTION_END, SOLUTION_START, count_exercises
 
+from tools import make_student
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import make_student  # noqa: E402
 
 SOURCES = make_student.student_sources()
 

@@ -2,7 +2,7 @@
 
 Offline and without TeX: the pages of ``_toc.yml`` are read from the built site (``make book``),
 their article contents are joined into ONE HTML document, and the same headless Chromium the site
-checks use (``tests/support/site.py``) prints it once. One document means one print, and an
+checks use (:mod:`tools.browser`) prints it once. One document means one print, and an
 internal link is an ordinary ``#id`` link that Chromium turns into a jump inside the PDF: every id
 of page ``P`` becomes ``P--id`` and every link ``P.html#id`` becomes ``#P--id`` (a link to the page
 itself becomes ``#page-P``, the chapter's opening). Plotly figure ids are left as they are (their
@@ -26,7 +26,7 @@ The print CSS lives here, injected at print time; the site's theme is untouched.
 
 Usage::
 
-    .venv/bin/python tools/make_pdf.py [--site _build/html] [--out _build/pdf] [--keep-html]
+    .venv/bin/python -m tools.make_pdf [--site _build/html] [--out _build/pdf] [--keep-html]
 """
 
 from __future__ import annotations
@@ -45,9 +45,8 @@ from urllib.parse import urljoin, urlsplit
 import yaml
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from support.site import launch_browser, missing_chromium, serve, toc_pages  # noqa: E402 - the site checks' browser
+from tools.browser import ROOT, launch_browser, missing_chromium, serve
+from tools.toc import toc_entries, toc_pages
 
 BOOK_FILE = "positional-encoding.pdf"
 ANSWERS_FILE = "positional-encoding-answers.pdf"
@@ -217,12 +216,12 @@ def book_pages(site: Path, skip_missing: bool = False) -> list[str]:
 
 def toc_parts() -> dict[str, str]:
     """Page stem -> caption of the part of ``_toc.yml`` that opens with it."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    openers = {}
-    for part in toc.get("parts", []):
-        chapters = part.get("chapters", [])
-        if chapters and "caption" in part:
-            openers[Path(chapters[0]["file"]).name] = part["caption"]
+    openers: dict[str, str] = {}
+    previous = None
+    for entry in toc_entries():
+        if entry.caption is not None and entry.caption != previous:
+            openers[Path(entry.file).name] = entry.caption
+        previous = entry.caption
     return openers
 
 

@@ -18,7 +18,7 @@ stored results through ``posenc.book.data_path``, which does not depend on the n
 
 Usage::
 
-    .venv/bin/python tools/make_student.py [--out _build/student] [notebook.ipynb ...]
+    .venv/bin/python -m tools.make_student [--out _build/student] [notebook.ipynb ...]
 """
 
 from __future__ import annotations

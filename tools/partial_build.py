@@ -1,6 +1,6 @@
 """Strictly build a subset of the book's pages into a separate folder.
 
-    python tools/partial_build.py --out /tmp/ch2 book/02_sinusoidal [book/03_learned ...]
+    python -m tools.partial_build --out /tmp/ch2 book/02_sinusoidal [book/03_learned ...]
 
 Uses the real _config.yml with a temporary table of contents (root page + the given
 pages), so authors can check their chapter with -W -n without rebuilding everything.

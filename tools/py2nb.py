@@ -1,6 +1,6 @@
 """Write a book notebook from a percent-format script (authoring aid).
 
-    python tools/py2nb.py /tmp/chapter.py book/02_sinusoidal.ipynb
+    python -m tools.py2nb /tmp/chapter.py book/02_sinusoidal.ipynb
 
 Cells start with ``# %%`` (code) or ``# %% [markdown]`` (markdown; each line starts
 with ``# `` which is removed). Tags: ``# %% tags=["hide-input"]``. The notebook is

@@ -42,7 +42,7 @@ def data_path(name: str) -> Path:
         present = sorted(p.name for p in DATA_DIR.glob("*.json")) if DATA_DIR.is_dir() else []
         raise FileNotFoundError(
             f"no stored results {name!r} in {DATA_DIR} (files there: {present or 'none'}); "
-            "regenerate them with `python experiments/run_grid.py`"
+            "regenerate them with `make grids` (from the repository root)"
         )
     return path
 

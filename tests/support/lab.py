@@ -27,7 +27,7 @@ Chromium and Playwright come from the same helpers as the site checks (``support
 
 From a shell (prints every problem of every notebook of the table of contents)::
 
-    .venv/bin/python tests/support/lab.py [book/02_sinusoidal.ipynb ...] [--screenshot DIR]
+    cd tests && PYTHONPATH=.. ../.venv/bin/python -m support.lab [book/02_sinusoidal.ipynb ...] [--screenshot DIR]
 """
 
 from __future__ import annotations
@@ -51,10 +51,8 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import quote
 from urllib.request import Request, urlopen
 
-if __package__ in (None, ""):  # run as a script: make `support.site` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from support.site import ROOT, launch_browser, missing_chromium, new_context
+from tools.browser import ROOT, launch_browser, missing_chromium, new_context
+from tools.toc import toc_notebooks
 
 #: Lab extensions the notebooks need: ipywidgets' manager and plotly's FigureWidget.
 REQUIRED_EXTENSIONS = ("@jupyter-widgets/jupyterlab-manager", "jupyterlab-plotly")
@@ -102,35 +100,6 @@ RAW_MYST = (
 
 
 # -- where things are -------------------------------------------------------------------------
-def toc_notebooks(root: Path = ROOT) -> list[str]:
-    """Repository-relative paths of every notebook (``.ipynb``) listed in ``_toc.yml``, in order
-    (Markdown pages of the toc are not notebooks and are left out)."""
-    import yaml
-
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    files: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for key in ("root", "file"):
-                if isinstance(node.get(key), str):
-                    files.append(node[key])
-            for value in node.values():
-                if isinstance(value, (list, dict)):
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    notebooks = []
-    for name in files:
-        path = name if name.endswith(".ipynb") else f"{name}.ipynb"
-        if (root / path).is_file() and path not in notebooks:
-            notebooks.append(path)
-    return notebooks
-
-
 def lab_command() -> list[str]:
     """``jupyter lab`` of this environment (the interpreter running the tests)."""
     return [sys.executable, "-m", "jupyterlab"]

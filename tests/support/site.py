@@ -14,7 +14,9 @@ axe-core is the ``axe.min.js`` shipped inside the PyPI package ``axe-playwright-
 
 From a shell (prints every problem of every page)::
 
-    .venv/bin/python tests/support/site.py [--site _build/html] [book/01_why_order_matters.html ...]
+    cd tests && PYTHONPATH=.. ../.venv/bin/python -m support.site [--site ../_build/html] [book/01_why_order_matters.html ...]
+
+(the tests folder and the repository root on the import path, as pytest sets them up).
 
 The site folder defaults to ``_build/html``; set ``POSENC_SITE`` to check another build,
 e.g. a partial one made with ``make pages``.
@@ -25,74 +27,41 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-import os
 import re
-import shutil
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
-ROOT = Path(__file__).resolve().parents[2]
-SITE_ENV = "POSENC_SITE"
-CHROMIUM_ENV = "POSENC_CHROMIUM"
+from tools.browser import (  # noqa: F401 - re-exported for the tests, which use them with the checks below
+    ROOT,
+    SITE_ENV,
+    launch_browser,
+    missing_chromium,
+    new_context,
+    serve,
+    site_dir,
+    site_is_partial,
+)
+from tools.toc import toc_pages  # noqa: F401 - re-exported for the tests
+
 ARTIFACTS = ROOT / "tests" / "artifacts"
 #: The PyPI package (pinned in requirements.txt) whose wheel ships axe-core's ``axe.min.js``.
 AXE_PACKAGE = "axe_playwright_python"
 AXE_FILE = "axe.min.js"
-#: Pages every Sphinx site has besides the table of contents.
-EXTRA_PAGES = ("index.html", "search.html", "genindex.html")
-#: Chromium flags known to work on these machines; headless is Playwright's.
-CHROMIUM_FLAGS = (
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-)
 #: axe-core impacts that fail the gate.
 BLOCKING_IMPACTS = ("serious", "critical")
 #: Text that only appears when maths was left for MathJax and MathJax did not process it.
 RAW_MATH = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{")
-PAGE_TIMEOUT_MS = 30_000
 RENDER_TIMEOUT_MS = 15_000
 EXPLORER_TIMEOUT_MS = 4_000
 
 
 # -- where things are ------------------------------------------------------------------
-def site_dir() -> Path:
-    """The built site: ``$POSENC_SITE`` or ``_build/html`` of the repository."""
-    return Path(os.environ.get(SITE_ENV) or ROOT / "_build" / "html").resolve()
-
-
-def site_is_partial() -> bool:
-    """True when ``POSENC_SITE`` points at another build (e.g. ``make pages``): pages of the
-    table of contents that it lacks are skipped instead of failing."""
-    return bool(os.environ.get(SITE_ENV))
-
-
-def toc_pages() -> list[str]:
-    """Site-relative HTML paths of every page in ``_toc.yml``, then index/search/genindex."""
-    from sphinx_external_toc.parsing import parse_toc_yaml
-
-    docnames = list(parse_toc_yaml(str(ROOT / "_toc.yml")).keys())
-    return [f"{name}.html" for name in docnames] + list(EXTRA_PAGES)
-
-
-def chromium_path() -> str | None:
-    """The Chromium binary to drive: ``$POSENC_CHROMIUM`` or Debian's ``chromium`` on PATH."""
-    return os.environ.get(CHROMIUM_ENV) or shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 def axe_js_path() -> Path | None:
     """``axe.min.js`` inside the installed ``axe-playwright-python`` package (found without
     importing it), or None if the package is not installed."""
@@ -119,19 +88,6 @@ def axe_source() -> str:
             "requirements.txt) is not installed or lacks axe.min.js; run `make setup`"
         )
     return path.read_text(encoding="utf-8")
-
-
-def missing_chromium() -> str | None:
-    """Why no browser can be started here (a message for ``pytest.skip``), or None.
-
-    The only requirement of the browser checks that may be missing on purpose: Chromium is a
-    Debian package that ``make test`` installs only as root. Everything else they need is a
-    pinned Python package or the built site, whose absence is an error
-    (:func:`missing_python_tools`, :func:`missing_site`)."""
-    if chromium_path() is None:
-        return ("Chromium not found: install Debian's `chromium` (`make browser-deps` does it as root), "
-                f"or set {CHROMIUM_ENV} to a Chromium binary")
-    return None
 
 
 def missing_python_tools() -> str | None:
@@ -259,44 +215,6 @@ def check_links(root: Path, page: str) -> list[str]:
         if fragment and target.suffix == ".html" and fragment not in _parse(target).anchors:
             problems.append(f"{where} {url!r}: no id {fragment!r} in {target.relative_to(root)}")
     return problems
-
-
-# -- local server ----------------------------------------------------------------------
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
-
-@contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """Serve ``directory`` on 127.0.0.1 at a free port; yields the base URL (ending in /)."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
-@contextmanager
-def launch_browser() -> Iterator[Any]:
-    """One headless Chromium (Playwright ``Browser``) for many pages."""
-    from playwright.sync_api import sync_playwright
-
-    executable = chromium_path()
-    if executable is None:
-        raise RuntimeError(missing_chromium())
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=list(CHROMIUM_FLAGS))
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 # -- one page in the browser -----------------------------------------------------------
@@ -537,13 +455,6 @@ def _exercise_explorer(page: Any, figure_id: str) -> dict[str, Any]:
             "" if after["data"] != before["data"] else " (layout only)"
         )
     return result
-
-
-def new_context(browser: Any, viewport: tuple[int, int] = (1280, 900)) -> Any:
-    """A browser context for checking pages (desktop viewport, no service workers)."""
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, service_workers="block")
-    context.set_default_timeout(PAGE_TIMEOUT_MS)
-    return context
 
 
 def _redirect_target(url: str) -> str | None:

@@ -1,0 +1,1 @@
+"""Scripts that measure the book's performance figures (``make bench``; not tests)."""

@@ -1,0 +1,266 @@
+"""What every stored grid of ``book/data`` trains: the book's experiments, defined in one place.
+
+``make grids`` (:mod:`experiments.grids`) runs them; the chapters read the configurations
+back from the stored files (:func:`posenc.results.load_results`). Scheme lists come from
+the registry (:func:`posenc.registry.builtin_specs`): a built-in scheme's entry says which
+option sets chapter 6 compares (``variants``) and whether the task suites train it
+(``suite_options``), so a new scheme is one registry entry. A scheme a reader registers
+joins no stored grid, and ``make grids --dry-run`` reports any difference between the
+planned runs and a stored file.
+
+Each ``*_configs`` function returns ``(config, n_seeds)`` pairs in file order; the runner
+trains each config with seeds ``0 .. n_seeds - 1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import torch
+
+from posenc.extrapolate import STRATEGIES
+from posenc.registry import builtin_specs
+from posenc.results import RunResult
+from posenc.train import TrainConfig
+
+Cells = list[tuple[TrainConfig, int]]
+
+
+def _comparison_schemes() -> list[tuple[str, dict[str, Any]]]:
+    """Chapter 6's schemes: every built-in scheme with each of its ``variants``, in registry order."""
+    return [(spec.name, dict(options)) for spec in builtin_specs() for options in spec.variants]
+
+
+def suite_schemes() -> list[tuple[str, dict[str, Any]]]:
+    """The task suites' schemes: every built-in scheme with ``suite_options``, in registry order."""
+    return [(spec.name, dict(spec.suite_options)) for spec in builtin_specs() if spec.suite_options is not None]
+
+
+def _has_table(scheme: str) -> bool:
+    return next(spec for spec in builtin_specs() if spec.name == scheme).scheme_type.has_table
+
+
+def ch6_configs() -> Cells:
+    """Chapter 6: copy-offset task, bidirectional encoder, length 16, 600 steps for everyone.
+
+    Five seeds for the main comparison, three for the rest.
+    """
+    base = TrainConfig(task="copy_offset", seq_len=16, steps=600, batch_size=32, lr=3e-3, d_model=64, n_heads=4,
+                       n_layers=2, log_every=25, curve_examples=128, eval_examples=512)
+    cells: Cells = []
+    # (a) every scheme at the training length, fresh data every step
+    cells += [(replace(base, scheme=s, position_options=o), 5) for s, o in _comparison_schemes()]
+    # (a') token embeddings at BERT's scale (std 0.02) instead of N(0, 1)
+    cells += [(replace(base, scheme=s, position_options=o, token_init_std=0.02), 3)
+              for s, o in [("sinusoidal", {})] + [("learned", {"init": i}) for i in ("bert", "gpt2", "uniform")]]
+    # (b) low-data regime: a fixed training set of n sequences
+    low = [("sinusoidal", {}), ("learned", {"init": "bert"}), ("learned", {"init": "sinusoidal"}), ("rope", {})]
+    cells += [(replace(base, scheme=s, position_options=o, n_train_examples=n), 3)
+              for n in (16, 64, 256) for s, o in low]
+    # (c) concatenate instead of add (half the width for positions)
+    cells += [(replace(base, scheme=s, position_options=o, combine="concat"), 3)
+              for s, o in [("sinusoidal", {}), ("learned", {"init": "bert"}), ("learned", {"init": "sinusoidal"})]]
+    return cells
+
+
+def ch7_configs() -> Cells:
+    """Chapter 7: copy-offset, causal, trained at length 16, tested at 16, 24, 32, 64 (five seeds)."""
+    base = TrainConfig(task="copy_offset", seq_len=16, steps=600, batch_size=32, lr=3e-3, d_model=64, n_heads=4,
+                       n_layers=2, causal=True, eval_lengths=(16, 24, 32, 64),
+                       eval_extrapolations=("clip", "modular", "interpolate"), eval_examples=512,
+                       per_position=True, log_every=50)
+    cells = [("none", {}), ("sinusoidal", {}), ("learned", {"init": "bert"}), ("learned", {"init": "sinusoidal"}),
+             ("hybrid-scaled-sinusoid", {}), ("rope", {}), ("alibi", {})]
+    return [(replace(base, scheme=s, position_options=o), 5) for s, o in cells]
+
+
+#: The tasks of the suite, one per kind of rule (``posenc.tasks``): local relative, long-range content, absolute.
+SUITE_TASKS = ("copy_offset", "marker_recall", "copy_half")
+#: The learning rates every scheme is tried with; the best is chosen on a validation split.
+SUITE_LRS = (1e-3, 3e-3, 1e-2)
+
+
+def suite_configs() -> Cells:
+    """Chapters 6, 7, 9 and 10: three tasks x the suite's schemes x three learning rates, causal, five seeds.
+
+    Same budget for every scheme (1,000 steps of 32 sequences at length 16); each run
+    records a learning curve, its validation accuracy (for choosing the learning rate),
+    accuracy at 32 and 64 tokens overall and on the new positions only, and the result of
+    60 fine-tuning steps at 32 tokens (for a learned table, after each workaround).
+    """
+    base = TrainConfig(seq_len=16, steps=1000, batch_size=32, d_model=64, n_heads=4, n_layers=2, causal=True,
+                       eval_lengths=(32, 64), eval_examples=256, per_position=True, score_new_positions=True,
+                       validation_examples=256, log_every=100, curve_examples=128, finetune_steps=60, finetune_len=32)
+    cells: Cells = []
+    for task in SUITE_TASKS:
+        for scheme, options in suite_schemes():
+            workarounds = STRATEGIES if _has_table(scheme) else ()
+            for lr in SUITE_LRS:
+                cells.append((replace(base, task=task, scheme=scheme, position_options=options, lr=lr,
+                                      eval_extrapolations=workarounds), 5))
+    return cells
+
+
+def encoder_configs() -> Cells:
+    """Chapters 6 and 10: the encoder checks, on chapter 6's budget (copy-offset, length 16, 600 steps), five seeds.
+
+    * ALiBi and no positions, each without and with a ``[CLS]``-like anchor token;
+      T5's bucketed bias (which has a direction of its own).
+    * Low data (64 training sequences), a 2 x 2: table init (random N(0, 0.02) or
+      sinusoidal, std about 0.7) x token-embedding std (1 or 0.02), which separates the
+      scale ratio of tokens to positions from the table's structure.
+    """
+    base = ch6_configs()[0][0]
+    cells = [(replace(base, scheme=s, bos_token=bos), 5) for s in ("alibi", "none") for bos in (False, True)]
+    cells.append((replace(base, scheme="t5_bias"), 5))
+    cells += [(replace(base, scheme="learned", position_options={"init": init}, token_init_std=std,
+                       n_train_examples=64), 5)
+              for init in ("bert", "sinusoidal") for std in (1.0, 0.02)]
+    return cells
+
+
+def encoder_suite_configs() -> Cells:
+    """Chapter 6: the other tasks in the encoder, on chapter 6's budget (length 16, 600 steps, lr 3e-3), five seeds.
+
+    Tasks: marker_recall (long-range content), copy_half (absolute) and reverse (absolute,
+    length-tied; an encoder-only task). Schemes: as the suite, with ALiBi given an anchor
+    token (without one, its symmetric encoder bias cannot tell a sequence from its reverse).
+    """
+    base = ch6_configs()[0][0]
+    schemes = [(s, o, False) for s, o in suite_schemes() if s != "alibi"] + [("alibi", {}, True)]
+    return [(replace(base, task=task, scheme=s, position_options=o, bos_token=bos), 5)
+            for task in ("marker_recall", "copy_half", "reverse") for s, o, bos in schemes]
+
+
+#: Chapter 11's RoPE scaling methods, tested on RoPE models with the suite's budget.
+SCALING_METHODS = ("pi", "ntk", "yarn", "llama3")
+#: Chapter 11's tasks: the suite's local relative rule and its long-range content task.
+SCALING_TASKS = ("copy_offset", "marker_recall")
+#: The learning rate the suite chose for RoPE on both tasks (on validation, chapter 7).
+SCALING_ROPE_LR = 1e-2
+#: A training-time base change (Xiong et al., 2023; Llama 3 uses 500,000).
+SCALING_LARGE_BASE = 500_000.0
+
+
+def rope_scaling_configs() -> Cells:
+    """Chapter 11: stretching RoPE models trained at length 16 to 32 and 64 tokens, five seeds.
+
+    * The suite's RoPE runs (base 10,000, the learning rate the suite chose) scored at 2x
+      and 4x with every method of ``SCALING_METHODS`` (zero-shot), then fine-tuned for the
+      suite's 60 steps at 32 or at 64 tokens with each method (and without one).
+    * RoPE trained with base 500,000 from the start, with the suite's learning-rate sweep
+      (chosen on validation like every suite cell), plainly fine-tuned at 32 or 64.
+
+    Dynamic NTK is left out: on a full-length input it is NTK-aware scaling with
+    ``s = L / 16`` (chapter 11 shows this), so its scores would repeat NTK's.
+    """
+    base = next(c for c, _ in suite_configs() if c.scheme == "rope")
+    cells: Cells = []
+    for task in SCALING_TASKS:
+        for finetune_len in (32, 64):
+            cells.append((replace(base, task=task, lr=SCALING_ROPE_LR, finetune_len=finetune_len,
+                                  rope_scalings=SCALING_METHODS), 5))
+            for lr in SUITE_LRS:
+                cells.append((replace(base, task=task, lr=lr, finetune_len=finetune_len,
+                                      position_options={"base": SCALING_LARGE_BASE}), 5))
+    return cells
+
+
+#: The file next to the rope_scaling grid that holds the model chapter 11 looks inside.
+ROPE_SCALING_CHECKPOINT = "rope_scaling_model.safetensors"
+
+
+def rope_scaling_checkpoints() -> dict[str, TrainConfig]:
+    """Chapter 11's model: the grid's copy-offset run with seed 0, as trained (before any fine-tune).
+
+    Its weights are the same in the grid's runs fine-tuned at 32 and at 64 tokens (the
+    fine-tunes work on copies), so this config leaves fine-tuning and the scalings out.
+    """
+    first = rope_scaling_configs()[0][0]
+    assert first.task == "copy_offset" and first.scheme == "rope" and not first.position_options
+    return {ROPE_SCALING_CHECKPOINT: replace(first, seed=0, finetune_steps=0, finetune_len=None, rope_scalings=())}
+
+
+# -- chapters 8 and 10: the runs the chapter 6 and 7 grids do not have ----------------------------------
+#: Seeds of the chapter 7-style runs (chapter 7 uses five).
+EXTRA_SEEDS = (0, 1, 2, 3, 4)
+#: Fixed training-set size of the low-data runs (one of chapter 6's sizes).
+LOW_DATA_EXAMPLES = 64
+#: Steps of the longer RoPE/ALiBi budget in the chapter 7 test.
+LONG_STEPS = 1500
+#: Seeds of the low-data runs (chapter 6 uses three for its low-data cells).
+LOW_DATA_SEEDS = (0, 1, 2)
+#: Seeds of the longer runs (each costs LONG_STEPS / 600 ordinary runs).
+LONG_SEEDS = (0, 1, 2)
+#: Chapter 6 runs whose trained position tables chapter 8 analyses.
+TABLE_SCHEMES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("learned", {"init": "bert"}),
+    ("learned", {"init": "sinusoidal"}),
+    ("hybrid-scaled-sinusoid", {}),
+    ("hybrid-factored", {}),
+    ("hybrid-hierarchical", {}),
+)
+
+
+def bases() -> tuple[TrainConfig, TrainConfig]:
+    """The chapter 6 and chapter 7 base configurations (budget, task, model size, mask)."""
+    ch6 = replace(ch6_configs()[0][0], scheme="none", position_options={}, curve_examples=0)
+    ch7 = replace(ch7_configs()[0][0], scheme="none", position_options={})
+    return ch6, ch7
+
+
+def extra_configs() -> list[tuple[TrainConfig, tuple[int, ...]]]:
+    """Chapters 8 and 10, on exactly the chapter 6/7 budgets (each cell with its seeds):
+
+    * the hybrids that chapter 6's low-data regime does not train (frozen sinusoid with
+      scale and bias, factored, hierarchical), on the same fixed small training set;
+    * a hierarchical table with segment rows for 4x the training length, in chapter 7's
+      extrapolation test (the default hierarchy covers the training length only);
+    * RoPE and ALiBi in chapter 7's test with a longer budget (does the verdict depend on it?).
+    """
+    ch6, ch7 = bases()
+    low_data = [
+        replace(ch6, scheme=scheme, position_options=options, n_train_examples=LOW_DATA_EXAMPLES)
+        for scheme, options in (("hybrid-scaled-sinusoid", {}), ("hybrid-factored", {}), ("hybrid-hierarchical", {}))
+    ]
+    longest = max(ch7.eval_lengths)
+    hierarchy = replace(ch7, scheme="hybrid-hierarchical",
+                        position_options={"segment_len": 4, "n_segments": longest // 4})
+    longer = [replace(ch7, scheme=scheme, steps=LONG_STEPS) for scheme in ("rope", "alibi")]
+    return ([(c, LOW_DATA_SEEDS) for c in low_data] + [(hierarchy, EXTRA_SEEDS)]
+            + [(c, LONG_SEEDS) for c in longer])
+
+
+def table_configs() -> list[TrainConfig]:
+    """Seed 0 of each chapter 6 run of ``TABLE_SCHEMES``: training is deterministic, so these are the
+    very models of the stored chapter 6 grid, kept for their trained position tables."""
+    ch6, _ = bases()
+    return [replace(ch6, scheme=s, position_options=o, seed=0) for s, o in TABLE_SCHEMES]
+
+
+def table_entry(model: torch.nn.Module, result: RunResult, n_positions: int) -> dict[str, Any]:
+    """The stored record of a trained position table: scheme, options, accuracy, rows (5 decimals).
+
+    ``n_positions`` rows, or fewer when the table has fewer (``model.position.max_len``).
+    """
+    limit = model.position.max_len
+    rows = n_positions if limit is None else min(n_positions, limit)
+    with torch.no_grad():
+        table = model.position.table(rows)
+    return {
+        "scheme": result.config["scheme"],
+        "position_options": dict(result.config["position_options"]),
+        "accuracy": result.metrics["accuracy"],
+        "table": [[round(float(v), 5) for v in row] for row in table.tolist()],
+    }
+
+
+#: The chapter grids by ``--grid`` name (the runner adds ``ch8_ch10``, whose runs have their own seeds).
+GRIDS: dict[str, Callable[[], Cells]] = {
+    "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
+    "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs}
+
+#: Trained models stored next to a grid (by grid name): file name -> config.
+CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {"rope_scaling": rope_scaling_checkpoints}
