@@ -2,7 +2,7 @@
 #   make book   set up .venv and build the HTML site into _build/html
 #   make test   set up .venv (and, as root, Chromium), type-check posenc, build the site and
 #               run every test
-# Everything test needs is a pinned Python package (requirements.txt), make, and Debian's
+# Everything test needs is a locked Python package (requirements.lock), make, and Debian's
 # chromium; no npm. pytest's exit status reaches make untouched: a failure, or a run that
 # collected no test at all (pytest exits 5), fails the target.
 SHELL := /bin/bash
@@ -14,30 +14,34 @@ JB_FLAGS := -W -n --keep-going
 # One worker per core of the machine; each test file stays on one worker (module fixtures).
 PYTEST_FLAGS ?= -n auto --dist loadfile
 
-.PHONY: setup book test unit typecheck notebooks browser browser-deps lab lab-test bench clean pages grids pdf student classroom-kit
+.PHONY: setup lock book test unit typecheck notebooks browser browser-deps lab lab-test bench clean pages grids pdf student classroom-kit
+
+# The CPU kernels the book's stored runs were trained with (posenc/runtime.py, KERNEL_CAPS): every
+# process make starts (build, kernels, tests, grids) re-trains them to the same bits.
+export ONEDNN_MAX_CPU_ISA ?= AVX2
+export ATEN_CPU_CAPABILITY ?= avx2
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required, found " + sys.version.split()[0]'
-	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+# uv installs requirements.lock (hashes checked) and torch's CPU-only build; pip if uv cannot be had.
+$(STAMP): requirements.lock pyproject.toml tools/setup_env.py
+	$(PYTHON) -m tools.setup_env --venv $(VENV)
 	touch $@
 
-# The execution cache keys on notebook contents only: when posenc changes, notebooks must
-# run again, so drop the cache and Sphinx's pickled doctrees (an unchanged rebuild stays fast).
-POSENC_SOURCES := $(wildcard posenc/*.py posenc/book/*.py book/_ext/*.py book/_ext/assets/*)
-_build/.posenc-stamp: $(POSENC_SOURCES)
-	rm -rf _build/.jupyter_cache _build/.doctrees
-	mkdir -p _build && touch $@
+# Resolve requirements.txt (the direct pins) into requirements.lock (every package, exact, hashed).
+lock:
+	$(PYTHON) -m tools.setup_env --lock
 
-book: setup _build/.posenc-stamp
+# Execute the notebooks into the execution cache first, one kernel per core (tools/execute_book.py:
+# a notebook runs again when its code, posenc, the extension, the lock or a stored result it reads
+# changed), then the strict build, which finds every notebook cached.
+book: setup
+	$(BIN)/python -m tools.execute_book
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 
 # Build a subset of pages into OUT, e.g. make pages PAGES="book/02_sinusoidal" OUT=/tmp/ch2
 pages: setup
-	$(BIN)/python tools/partial_build.py --out "$(OUT)" $(PAGES)
+	$(BIN)/python -m tools.partial_build --out "$(OUT)" $(PAGES)
 
 # Chromium for the browser checks: installed from Debian when we can (root with apt).
 # (axe-core comes from the pinned PyPI package axe-playwright-python, installed by setup.)
@@ -57,22 +61,27 @@ typecheck: setup
 # positional-encoding-answers.pdf (tools/make_pdf.py). make student: the chapter notebooks with
 # the solutions replaced by runnable stubs, in _build/student (tools/make_student.py).
 pdf: setup browser-deps book
-	$(BIN)/python tools/make_pdf.py
+	$(BIN)/python -m tools.make_pdf
 
 student: setup
-	$(BIN)/python tools/make_student.py
+	$(BIN)/python -m tools.make_student
 
-# Part of make test, before pytest: print the PDF that tests/test_pdf.py reads (without
-# Chromium those tests skip, with the reason), and run every student notebook under nbval
-# (one torch thread per kernel, as tests/conftest.py sets for the main run).
-classroom-kit: setup browser-deps book student
-	$(BIN)/python tools/make_pdf.py --if-chromium
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax _build/student
+# The whole kit, checked: both PDFs and every student notebook run under nbval.
+classroom-kit: pdf student
+	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax _build/student tests/test_pdf.py tests/test_student.py
+
+# One student notebook runs in make test as a smoke test: tests/test_student.py proves without a
+# kernel that no cell after a removed solution needs a name only the solution binds, and
+# make classroom-kit runs them all.
+STUDENT_SMOKE := _build/student/01_why_order_matters.ipynb
 
 # Type check first, then build, then every test: tests marked `site` read the build and fail
-# (not skip) without it; only a missing Chromium skips the browser checks, with the reason.
-test: setup typecheck browser-deps book classroom-kit
-	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax
+# (not skip) without it; only a missing Chromium skips the browser checks, with the reason. The
+# notebooks run three times in all: in the build (cached per notebook), under nbval (book/), and
+# in JupyterLab (tests/test_lab.py); tests/test_pdf.py prints the PDF on one worker while the
+# other worker runs other tests.
+test: setup typecheck browser-deps book student
+	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax tests book $(STUDENT_SMOKE)
 
 # Unit tests without a build: leaves out the tests that need Chromium, JupyterLab or the built site.
 unit: setup
@@ -100,10 +109,10 @@ lab-test: setup browser-deps
 # Resumable: each finished run is kept in experiments/.cache/runs, so a rerun skips it.
 # Options go through GRIDS_ARGS, e.g. make grids GRIDS_ARGS="--grid ch6 --jobs 1" or "--dry-run".
 grids: setup
-	$(BIN)/python experiments/grids.py $(GRIDS_ARGS)
+	$(BIN)/python -m experiments $(GRIDS_ARGS)
 
 bench: setup
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python -m benchmarks.run_all
 
 clean:
 	rm -rf _build

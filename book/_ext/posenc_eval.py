@@ -6,7 +6,8 @@ its ``inline`` execution mode, which has no cache. This extension keeps
 
 * ``source-read``: after every Markdown cell that uses ``{eval}``, and once at the end,
   a hidden code cell (tag ``remove-cell``) calling ``posenc.book.evals.record`` is added
-  to the notebook text myst-nb parses. The expressions are thus part of the code that
+  to the notebook text myst-nb parses (``posenc.book.evals.add_record_cells``, which
+  ``tools/execute_book.py`` uses too when it executes the notebooks ahead of the build). The expressions are thus part of the code that
   jupyter-cache hashes: editing an expression re-executes, editing other prose does not.
 * the ``eval`` role (replacing myst-nb's) reads the recorded text from the executed
   notebook and inserts it. A missing value, an error, an expression that fails where the
@@ -20,58 +21,17 @@ import json
 from typing import Any
 
 from docutils import nodes
-from markdown_it import MarkdownIt
-from mdit_py_plugins.myst_role import myst_role_plugin
 from sphinx.application import Sphinx
 
-MIMETYPE = "application/vnd.posenc.eval+json"
-_MD = MarkdownIt("commonmark").use(myst_role_plugin)
-
-
-def eval_expressions(markdown: str) -> list[str]:
-    """The ``{eval}`` expressions of a Markdown text, directive bodies included."""
-    found: list[str] = []
-
-    def walk(tokens: list[Any]) -> None:
-        for token in tokens:
-            if token.type == "myst_role" and token.meta.get("name") == "eval":
-                found.append(token.content)
-            elif token.type == "fence" and token.info.startswith("{"):
-                walk(_MD.parse(token.content))  # a MyST directive: its body is MyST
-            if token.children:
-                walk(token.children)
-
-    walk(_MD.parse(markdown))
-    return list(dict.fromkeys(found))
-
-
-def _record_cell(expressions: list[str], where: str, n: int) -> dict[str, Any]:
-    return {
-        "cell_type": "code", "id": f"posenc-eval-{n}", "execution_count": None, "outputs": [],
-        "metadata": {"tags": ["remove-cell"]},
-        "source": f"import posenc.book.evals\nposenc.book.evals.record({expressions!r}, {where!r})",
-    }
+from posenc.book.evals import MIMETYPE
+from posenc.book.evals import add_record_cells as with_record_cells
 
 
 def add_record_cells(app: Sphinx, docname: str, source: list[str]) -> None:
     if not str(app.env.doc2path(docname)).endswith(".ipynb"):
         return
     nb = json.loads(source[0])
-    cells, lines, every = [], [], []
-    for index, cell in enumerate(nb["cells"]):
-        cells.append(cell)
-        lines.append((index + 1) * 10000)  # myst-nb's default line base of cell `index`
-        text = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-        found = eval_expressions(text) if cell["cell_type"] == "markdown" else []
-        if found:
-            cells.append(_record_cell(found, f"Markdown cell {index}", len(cells)))
-            lines.append(lines[-1])  # warnings keep pointing at the source's cells
-            every += found
-    if every:
-        cells.append(_record_cell(list(dict.fromkeys(every)), "end", len(cells)))
-        lines.append(lines[-1])
-        nb["cells"] = cells
-        nb["metadata"]["source_map"] = lines
+    if with_record_cells(nb):
         source[0] = json.dumps(nb)
 
 
