@@ -21,7 +21,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 def planned(target: str) -> list[str]:
     """The commands ``make -n <target>`` prints (what the target would run, in order)."""
-    done = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, check=True)
+    done = subprocess.run(["make", "-n", "--no-print-directory", target], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
     return [line.strip() for line in done.stdout.splitlines() if line.strip()]
 
 
@@ -79,7 +80,7 @@ def test_pytest_exit_status_reaches_make() -> None:
 def test_parallelism_follows_the_machine() -> None:
     pytest = next(c for c in planned("unit") if " -m pytest " in c).split()
     assert pytest[pytest.index("-n") + 1] == "auto", pytest
-    assert pytest[pytest.index("--dist") + 1] == "loadfile", pytest
+    assert pytest[pytest.index("--dist") + 1] == "loadgroup", pytest  # groups: tests/conftest.py
 
 
 def test_unit_target_leaves_out_site_browser_and_lab_tests() -> None:

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +50,8 @@ SHARED_INPUTS = ("posenc/**/*.py", "book/_ext/**/*", "requirements.lock")
 DATA_DIR = Path("book") / "data"
 #: The key under which a cached run records the digest of its inputs.
 INPUTS_KEY = "posenc_inputs"
+#: Kernels run side by side, but jupyter-cache's database is written by one thread at a time.
+_CACHE_LOCK = threading.Lock()
 
 
 def _files(root: Path, patterns: Iterable[str]) -> list[Path]:
@@ -118,11 +121,12 @@ def execute(item: Plan, cache_dir: Path, timeout: int, allow_errors: bool) -> tu
                                  allow_errors=allow_errors, meta_override=True)
     if result.err is not None:
         return item, result.time, result.exc_string or repr(result.err)
-    cache = get_cache(str(cache_dir))
-    cache.cache_notebook_bundle(
-        CacheBundleIn(notebook, str(item.notebook),
-                      data={"execution_seconds": result.time, INPUTS_KEY: item.digest}),
-        check_validity=False, overwrite=True)
+    with _CACHE_LOCK:
+        cache = get_cache(str(cache_dir))
+        cache.cache_notebook_bundle(
+            CacheBundleIn(notebook, str(item.notebook),
+                          data={"execution_seconds": result.time, INPUTS_KEY: item.digest}),
+            check_validity=False, overwrite=True)
     os.utime(item.notebook)  # Sphinx reads a source again when its modification time is newer
     return item, result.time, None
 
