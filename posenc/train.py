@@ -60,6 +60,7 @@ __all__ = [
     "run_metrics",
     "EVAL_SEED",
     "VALIDATION_SEED",
+    "random_position_ids",
 ]
 
 #: Seed of the test sequences every run is scored on (independent of the training seed).
@@ -71,6 +72,25 @@ _DATA_SEED_OFFSET = 1_000_003
 
 #: Seed of the validation sequences (``TrainConfig.validation_examples``), disjoint from the test seed.
 VALIDATION_SEED = 2_024_777
+#: Offset between a token stream's seed and the seed of its randomized positions
+#: (``TrainConfig.random_positions``): the tokens are those of the run without them.
+_POSITION_SEED_OFFSET = 7_000_003
+
+
+def random_position_ids(batch_size: int, length: int, n_positions: int, generator: torch.Generator) -> torch.Tensor:
+    """Randomized positions (Ruoss et al., 2023): for each row, ``length`` distinct positions from
+    ``0 .. n_positions - 1``, sorted, drawn uniformly.
+
+    Returns:
+        ``(batch_size, length)`` long position ids, increasing along each row.
+    """
+    batch_size = check_positive_int("batch_size", batch_size)
+    length = check_positive_int("length", length)
+    n_positions = check_positive_int("n_positions", n_positions)
+    if length > n_positions:
+        raise ValueError(f"length must be <= n_positions ({n_positions}) for distinct positions, got {length}")
+    keys = torch.rand(batch_size, n_positions, generator=generator)
+    return keys.argsort(dim=1)[:, :length].sort(dim=1).values
 
 
 @dataclass(frozen=True)
@@ -123,6 +143,22 @@ class TrainConfig:
             (accuracy at ``seq_len`` with the method set up for ``L``: what it costs short
             inputs). With fine-tuning, one more copy per method: ``"ft_new@N:method"``,
             ``"ft@T:method"``.
+        exact_match: also score whole sequences, as Kazemnejad et al. (2023) do: for every
+            test length ``L``, ``metrics["exact@L"]`` is the share of test sequences whose
+            every labelled position is right, and (past the training length, with
+            ``score_new_positions``) ``metrics["new_exact@L"]`` the share whose every labelled
+            new position is right; ``"exact"`` at the training length.
+        min_seq_len: if set, each training batch has its own length, drawn uniformly from
+            ``min_seq_len .. seq_len`` (training lengths that vary, as in Kazemnejad et al.,
+            2023); validation and test sequences keep their lengths. Not with
+            ``n_train_examples``.
+        random_positions: if set, randomized positions (Ruoss et al., 2023): every sequence,
+            in training and at test, is read at a sorted random subset of the positions
+            ``0 .. random_positions - 1`` instead of ``0 .. L - 1``, so positions far past the
+            training length are seen in training. Learned tables get ``random_positions``
+            rows; every test length must be ``<= random_positions``. The tokens drawn are
+            those of the same run without it (the positions come from their own random
+            stream), so the two arms pair seed by seed. Not with fine-tuning.
 
     The fields from ``bos_token`` on were added after the first grids were stored:
     :meth:`to_dict` leaves them out while they hold their defaults, so those grids'
@@ -161,6 +197,9 @@ class TrainConfig:
     finetune_len: int | None = None
     finetune_lr: float = 1e-3
     rope_scalings: tuple[str, ...] = ()
+    exact_match: bool = False
+    min_seq_len: int | None = None
+    random_positions: int | None = None
 
     def __post_init__(self) -> None:
         check_nonnegative_int("seed", self.seed)
@@ -175,7 +214,7 @@ class TrainConfig:
         check_nonnegative_int("validation_examples", self.validation_examples)
         check_nonnegative_int("finetune_steps", self.finetune_steps)
         check_positive_float("finetune_lr", self.finetune_lr)
-        for name in ("bos_token", "score_new_positions", "per_position"):
+        for name in ("bos_token", "score_new_positions", "per_position", "exact_match"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.finetune_steps and self.finetune_len is None:
@@ -190,6 +229,21 @@ class TrainConfig:
             check_positive_int("max_len", self.max_len)
         if self.weight_decay < 0:
             raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
+        if self.min_seq_len is not None:
+            check_positive_int("min_seq_len", self.min_seq_len)
+            if self.min_seq_len > self.seq_len:
+                raise ValueError(f"min_seq_len must be <= seq_len ({self.seq_len}), got {self.min_seq_len}")
+            if self.n_train_examples is not None:
+                raise ValueError("min_seq_len (lengths drawn every step) does not go with n_train_examples "
+                                 f"(a fixed set of sequences of length {self.seq_len}); use one of them")
+        if self.random_positions is not None:
+            check_positive_int("random_positions", self.random_positions)
+            longest = max([self.seq_len, *self.eval_lengths, self.finetune_len or 0])
+            if self.random_positions < longest:
+                raise ValueError(f"random_positions must be >= the longest input ({longest}): every input is read "
+                                 f"at distinct positions below it, got {self.random_positions}")
+            if self.finetune_steps:
+                raise ValueError("random_positions does not go with fine-tuning (finetune_steps); set one of them")
         for length in self.eval_lengths:
             check_positive_int("eval_lengths entry", length)
         for strategy in self.eval_extrapolations:
@@ -232,7 +286,8 @@ class TrainConfig:
 #: Fields added after the first stored grids, with their defaults (left out of ``to_dict`` at the default).
 _LATER_FIELDS: dict[str, Any] = {"bos_token": False, "score_new_positions": False, "validation_examples": 0,
                                  "finetune_steps": 0, "finetune_len": None, "finetune_lr": 1e-3,
-                                 "rope_scalings": ()}
+                                 "rope_scalings": (), "exact_match": False, "min_seq_len": None,
+                                 "random_positions": None}
 
 
 def build_model(config: TrainConfig, task: Task | None = None) -> TinyTransformer:
@@ -245,7 +300,7 @@ def build_model(config: TrainConfig, task: Task | None = None) -> TinyTransforme
         d_model=config.d_model,
         n_heads=config.n_heads,
         n_layers=config.n_layers,
-        max_len=config.max_len or config.seq_len,
+        max_len=config.random_positions or config.max_len or config.seq_len,
         position=config.scheme,
         position_options=config.position_options,
         causal=config.causal,
@@ -265,30 +320,72 @@ def _lr_factor(step: int, total: int) -> float:
     return 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
+@dataclass(frozen=True)
+class _Counts:
+    """What one pass over test sequences counts.
+
+    Attributes:
+        correct, labelled: per position, ``(seq_len,)`` long.
+        exact, sequences: sequences whose every labelled position is right; sequences with a label.
+        new_exact, new_sequences: the same over the positions ``>= new_from`` only.
+    """
+
+    correct: torch.Tensor
+    labelled: torch.Tensor
+    exact: int
+    sequences: int
+    new_exact: int
+    new_sequences: int
+
+
+def _position_ids(batch_size: int, length: int, random_positions: int | None,
+                  generator: torch.Generator | None) -> torch.Tensor | None:
+    if random_positions is None or generator is None:
+        return None
+    return random_position_ids(batch_size, length, random_positions, generator)
+
+
 @torch.no_grad()
 def _count_correct(
-    model: nn.Module, task: Task, seq_len: int, n_examples: int, seed: int, batch_size: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-position counts ``(correct, labelled)``, each ``(seq_len,)`` long."""
+    model: nn.Module, task: Task, seq_len: int, n_examples: int, seed: int, batch_size: int, *,
+    new_from: int | None = None, random_positions: int | None = None,
+) -> _Counts:
+    """Count right answers on ``n_examples`` test sequences of ``seq_len`` tokens drawn from ``seed``.
+
+    With ``random_positions``, every sequence is read at sorted random positions below it
+    (:func:`random_position_ids`, from a stream of their own, so the tokens do not change).
+    """
     seq_len = check_positive_int("seq_len", seq_len)
     seed = check_nonnegative_int("seed", seed)
     n_examples = check_positive_int("n_examples", n_examples)
     batch_size = check_positive_int("batch_size", batch_size)
     generator = make_generator(seed)
+    positions = make_generator(seed + _POSITION_SEED_OFFSET) if random_positions is not None else None
+    new_from = seq_len if new_from is None else new_from
     was_training = model.training
     model.eval()
     correct = torch.zeros(seq_len, dtype=torch.long)
     labelled = torch.zeros(seq_len, dtype=torch.long)
+    exact = sequences = new_exact = new_sequences = 0
     try:
         for start in range(0, n_examples, batch_size):
             tokens, targets = task.sample(min(batch_size, n_examples - start), seq_len, generator)
-            predictions = model(tokens).argmax(dim=-1)
+            position_ids = _position_ids(tokens.shape[0], seq_len, random_positions, positions)
+            # a plain model maps tokens to logits; only randomized positions need the second argument
+            logits = model(tokens) if position_ids is None else model(tokens, position_ids)
+            predictions = logits.argmax(dim=-1)
             mask = targets != IGNORE_INDEX
+            right = (predictions == targets) | ~mask
             correct += ((predictions == targets) & mask).sum(dim=0)
             labelled += mask.sum(dim=0)
+            has_label, has_new = mask.any(dim=1), mask[:, new_from:].any(dim=1)
+            exact += int((right.all(dim=1) & has_label).sum())
+            sequences += int(has_label.sum())
+            new_exact += int((right[:, new_from:].all(dim=1) & has_new).sum())
+            new_sequences += int(has_new.sum())
     finally:
         model.train(was_training)
-    return correct, labelled
+    return _Counts(correct, labelled, exact, sequences, new_exact, new_sequences)
 
 
 def evaluate(
@@ -299,6 +396,7 @@ def evaluate(
     n_examples: int = 512,
     seed: int = EVAL_SEED,
     batch_size: int = 256,
+    random_positions: int | None = None,
 ) -> float:
     """Token accuracy of ``model`` on ``n_examples`` fresh sequences of length ``seq_len``.
 
@@ -307,11 +405,14 @@ def evaluate(
     Args:
         model: maps ``(batch, seq_len)`` tokens to ``(batch, seq_len, n_outputs)`` logits.
         task: the task that draws and labels the sequences.
+        random_positions: read the sequences at randomized positions below this number
+            (a model trained with ``TrainConfig.random_positions``).
 
     Returns:
         Accuracy in ``[0, 1]`` over labelled positions.
     """
-    correct, labelled = _count_correct(model, task, seq_len, n_examples, seed, batch_size)
+    counts = _count_correct(model, task, seq_len, n_examples, seed, batch_size, random_positions=random_positions)
+    correct, labelled = counts.correct, counts.labelled
     if int(labelled.sum()) == 0:
         raise ValueError(f"no labelled positions at seq_len={seq_len} for task {task!r}")
     return int(correct.sum()) / int(labelled.sum())
@@ -350,8 +451,8 @@ def position_counts(
     are the weights to pool positions with: for a task whose labels start at a random
     place (``marker_recall``) positions are labelled unequally often.
     """
-    correct, labelled = _count_correct(model, task, seq_len, n_examples, seed, batch_size)
-    return [int(c) for c in correct], [int(n) for n in labelled]
+    counts = _count_correct(model, task, seq_len, n_examples, seed, batch_size)
+    return [int(c) for c in counts.correct], [int(n) for n in counts.labelled]
 
 
 def new_position_accuracy(
@@ -390,7 +491,8 @@ def new_position_accuracy(
         raise ValueError(
             f"length must be > train_len ({train_len}) so that some positions are new, got length={length}"
         )
-    correct, labelled = _count_correct(model, task, length, n_examples, seed, batch_size)
+    counts = _count_correct(model, task, length, n_examples, seed, batch_size)
+    correct, labelled = counts.correct, counts.labelled
     n_new = int(labelled[train_len:].sum())
     if n_new == 0:
         raise ValueError(
@@ -508,6 +610,8 @@ def _train(config: TrainConfig, progress: bool) -> tuple[TinyTransformer, RunRes
         torch.manual_seed(config.seed)
         model = build_model(config, task)
         data_generator = make_generator(config.seed + _DATA_SEED_OFFSET)
+        position_generator = (make_generator(config.seed + _DATA_SEED_OFFSET + _POSITION_SEED_OFFSET)
+                              if config.random_positions is not None else None)
         dataset = None
         if config.n_train_examples is not None:
             dataset = fixed_dataset(task, config.n_train_examples, config.seq_len, seed=config.seed + _DATA_SEED_OFFSET)
@@ -520,11 +624,16 @@ def _train(config: TrainConfig, progress: bool) -> tuple[TinyTransformer, RunRes
         model.train()
         for step in range(config.steps):
             if dataset is None:
-                tokens, targets = task.sample(config.batch_size, config.seq_len, data_generator)
+                length = config.seq_len
+                if config.min_seq_len is not None:  # training lengths that vary
+                    length = int(torch.randint(config.min_seq_len, config.seq_len + 1, (1,), generator=data_generator))
+                tokens, targets = task.sample(config.batch_size, length, data_generator)
             else:
                 index = torch.randint(0, dataset[0].shape[0], (config.batch_size,), generator=data_generator)
                 tokens, targets = dataset[0][index], dataset[1][index]
-            logits = model(tokens)
+            position_ids = _position_ids(tokens.shape[0], tokens.shape[1], config.random_positions,
+                                         position_generator)
+            logits = model(tokens) if position_ids is None else model(tokens, position_ids)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE_INDEX)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -535,7 +644,8 @@ def _train(config: TrainConfig, progress: bool) -> tuple[TinyTransformer, RunRes
             if (step + 1) % config.log_every == 0 or step + 1 == config.steps:
                 entry = {"step": step + 1, "loss": running / count}
                 if config.curve_examples:
-                    entry["accuracy"] = evaluate(model, task, config.seq_len, n_examples=config.curve_examples)
+                    entry["accuracy"] = evaluate(model, task, config.seq_len, n_examples=config.curve_examples,
+                                                 random_positions=config.random_positions)
                 history.append(entry)
                 if bar is not None:
                     bar.set_postfix(loss=f"{running / count:.3f}")
@@ -648,16 +758,22 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
 
     def score(key: str, length: int) -> None:
         # one pass over the test sequences gives the per-position, overall and new-position scores
-        correct, labelled = position_counts(model, task, length, n_examples=config.eval_examples)
+        counts = _count_correct(model, task, length, config.eval_examples, EVAL_SEED, 256, new_from=config.seq_len,
+                                random_positions=config.random_positions)
+        correct, labelled = [int(c) for c in counts.correct], [int(n) for n in counts.labelled]
         if sum(labelled) == 0:
             raise ValueError(f"no labelled positions at seq_len={length} for task {task!r}")
         if config.per_position:
             extras[f"position_accuracy@{key}"] = [c / n if n else None for c, n in zip(correct, labelled, strict=True)]
         metrics[f"accuracy@{key}"] = sum(correct) / sum(labelled)
+        if config.exact_match:
+            metrics[f"exact@{key}"] = counts.exact / counts.sequences
         if config.score_new_positions and length > config.seq_len:
             n_new = sum(labelled[config.seq_len :])
             if n_new:
                 metrics[f"new@{key}"] = sum(correct[config.seq_len :]) / n_new
+                if config.exact_match:
+                    metrics[f"new_exact@{key}"] = counts.new_exact / counts.new_sequences
 
     lengths = list(dict.fromkeys([config.seq_len, *config.eval_lengths]))
     scheme = model.position
@@ -679,15 +795,19 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
                 try:
                     score(f"{length}:{method}", length)
                     metrics[f"short@{length}:{method}"] = evaluate(model, task, config.seq_len,
-                                                                    n_examples=config.eval_examples)
+                                                                    n_examples=config.eval_examples,
+                                                                    random_positions=config.random_positions)
                 finally:
                     scheme.set_scaling(None)
     metrics["accuracy"] = metrics[f"accuracy@{config.seq_len}"]
+    if config.exact_match:
+        metrics["exact"] = metrics[f"exact@{config.seq_len}"]
     if f"accuracy@{config.seq_len}" not in [f"accuracy@{n}" for n in config.eval_lengths]:
         del metrics[f"accuracy@{config.seq_len}"]
+        metrics.pop(f"exact@{config.seq_len}", None)
     if config.validation_examples:
         metrics["val_accuracy"] = evaluate(model, task, config.seq_len, n_examples=config.validation_examples,
-                                           seed=VALIDATION_SEED)
+                                           seed=VALIDATION_SEED, random_positions=config.random_positions)
     if config.finetune_steps:
         metrics.update(_fine_tune_metrics(model, task, config))
     return metrics, extras

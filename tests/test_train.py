@@ -21,6 +21,7 @@ from posenc.tasks import (
     Task,
     bag_of_tokens_accuracy,
     make_generator,
+    make_task,
 )
 from posenc.train import (
     EVAL_SEED,
@@ -31,6 +32,7 @@ from posenc.train import (
     new_position_accuracy,
     position_accuracy,
     position_counts,
+    random_position_ids,
     reproduce,
     split_seen_new,
     train,
@@ -364,3 +366,53 @@ def test_bos_token_reaches_the_model() -> None:
 def test_suite_field_errors_name_the_field(changes: dict, message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message):
         replace(TINY, **changes)
+
+
+# -- whole-sequence scores, lengths that vary, randomized positions ------------------------------------
+def test_exact_match_counts_whole_sequences() -> None:
+    config = replace(TINY, causal=True, eval_lengths=(12,), score_new_positions=True, exact_match=True, steps=20)
+    model, result = train(config)
+    metrics = result.metrics
+    assert {"exact", "exact@12", "new_exact@12"} <= set(metrics)
+    # a sequence counts only if every labelled position is right: never more often than the token accuracy
+    assert 0.0 <= metrics["exact@12"] <= metrics["accuracy@12"] <= 1.0
+    # by hand: the same 64 test sequences, counted row by row
+    task = make_task(config.task)
+    tokens, targets = task.sample(config.eval_examples, 12, make_generator(EVAL_SEED))
+    with torch.no_grad():
+        predictions = model(tokens).argmax(-1)
+    right = (predictions == targets) | (targets == -100)
+    assert metrics["exact@12"] == right.all(dim=1).float().mean().item()
+    has_new = (targets[:, 8:] != -100).any(dim=1)
+    assert metrics["new_exact@12"] == (right[:, 8:].all(dim=1) & has_new).sum().item() / has_new.sum().item()
+
+
+def test_training_lengths_that_vary_and_their_errors() -> None:
+    _, varied = train(replace(TINY, min_seq_len=4, steps=20))
+    _, fixed = train(replace(TINY, steps=20))
+    assert varied.metrics != fixed.metrics  # other batches: lengths 4..8
+    with pytest.raises(ValueError, match="min_seq_len must be <= seq_len"):
+        replace(TINY, min_seq_len=9)
+    with pytest.raises(ValueError, match="does not go with n_train_examples"):
+        replace(TINY, min_seq_len=4, n_train_examples=16)
+
+
+def test_random_position_ids_are_sorted_distinct_and_in_range() -> None:
+    ids = random_position_ids(5, 8, 20, make_generator(0))
+    assert ids.shape == (5, 8) and int(ids.min()) >= 0 and int(ids.max()) < 20
+    assert bool((ids[:, 1:] > ids[:, :-1]).all())
+    assert torch.equal(ids, random_position_ids(5, 8, 20, make_generator(0)))
+    with pytest.raises(ValueError, match="length must be <= n_positions"):
+        random_position_ids(1, 9, 8, make_generator(0))
+
+
+def test_randomized_positions_keep_the_tokens_and_reach_far_positions() -> None:
+    """The arm reads the same token streams as the run without it, at positions up to random_positions."""
+    config = replace(TINY, scheme="learned", causal=True, eval_lengths=(12,), random_positions=40, steps=20)
+    model, result = train(config)
+    assert model.position.table_len == 40  # the learned table covers every randomized position
+    assert "accuracy@12" in result.metrics
+    with pytest.raises(ValueError, match="random_positions must be >= the longest input"):
+        replace(config, random_positions=10)
+    with pytest.raises(ValueError, match="does not go with fine-tuning"):
+        replace(config, finetune_steps=5, finetune_len=12)
