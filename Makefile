@@ -11,9 +11,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JB_FLAGS := -W -n --keep-going
-# One worker per core of the machine; each test file stays on one worker (module fixtures), except the
-# JupyterLab notebooks, split in two (tests/conftest.py).
-PYTEST_FLAGS ?= -n auto --dist loadgroup
+# One worker per core of the machine; each test file stays on one worker (module fixtures); the
+# JupyterLab notebooks are split over two files (tests/test_lab*.py) so both workers share them.
+PYTEST_FLAGS ?= -n auto --dist loadfile
 
 .PHONY: setup lock book test unit typecheck notebooks browser browser-deps lab lab-test bench clean pages grids pdf student classroom-kit
 

@@ -80,7 +80,7 @@ def test_pytest_exit_status_reaches_make() -> None:
 def test_parallelism_follows_the_machine() -> None:
     pytest = next(c for c in planned("unit") if " -m pytest " in c).split()
     assert pytest[pytest.index("-n") + 1] == "auto", pytest
-    assert pytest[pytest.index("--dist") + 1] == "loadgroup", pytest  # groups: tests/conftest.py
+    assert pytest[pytest.index("--dist") + 1] == "loadfile", pytest
 
 
 def test_unit_target_leaves_out_site_browser_and_lab_tests() -> None:

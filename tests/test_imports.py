@@ -104,7 +104,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("registry", "rope_scaling"),
     ("models", "rope_practice"),
     ("train", "analysis", "bugs"),
-    ("checkpoint", "suite", "pretrained"),
+    ("checkpoint", "suite", "pretrained", "robustness"),
     ("plots",),
     ("interactive",),
     tuple(sorted(m.removeprefix("posenc.") for m in MODULES if m.endswith("_plots"))),

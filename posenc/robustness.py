@@ -1,0 +1,495 @@
+"""Conclusions as computed results: how firmly does a comparison hold across the set-up choices that could change it?
+
+A finding such as "RoPE scores more new positions than no encoding" is only as firm as the
+settings it survives. This module states a finding as a small object, a :class:`Conclusion`
+(which runs, which metric, which direction, what margin), and evaluates it on every
+setting of its sensitivity set: each task it claims, with and without an anchor token, and
+every learning rate that ties on validation. The answer is a :class:`Verdict`:
+
+* **robust**: it holds in every setting;
+* **conditional**: it holds in ``k`` of ``n`` settings, and the verdict names where it fails
+  (``"only without an anchor"``, ``"except at learning rate 0.01"``, ...);
+* **contradicted**: it holds in no setting.
+
+How one setting is decided (:func:`compare`):
+
+* **Paired** (both sides read the *same* trained models, e.g. one model scored with and
+  without a workaround): the per-seed differences ``d_s = a_s - b_s``; the comparison holds
+  if their mean exceeds the margin by two standard errors, is reversed if it falls below
+  ``-margin`` by two standard errors, and is unclear otherwise.
+* **Independent** (different models): the difference of the means, with the standard error
+  of a difference of two means (Welch), and the same rule.
+* **Bimodal cells** (some seeds solve the task, the others stay far below, and both happen):
+  a mean describes no seed, so the comparison counts solved seeds instead (``k of n``): it
+  holds if a larger share of the first side's seeds reach the "solved" level than of the
+  other side's (:func:`is_bimodal` decides which cells are bimodal; a unimodal cell is never
+  split by a threshold).
+* **Against a level** (``Conclusion.worse`` is a number, e.g. chance or the "solved"
+  line): the same two-standard-error rule on ``a_s - level``.
+
+Learning rates (:func:`tied_rates`): per task, scheme and anchor, the rate with the best
+mean validation accuracy and every rate whose mean is within :data:`TIE_TOLERANCE` of it
+(or within two standard errors of the difference, if that is larger) are "tied":
+validation at the training length cannot choose between them, so a conclusion must hold at
+each of them. :func:`bracketing` says whether the best rate lies inside the swept range.
+
+Nothing here reads the book's files: the inputs are :class:`posenc.results.RunResult`
+lists; the chapters declare their conclusions and show the verdicts.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from posenc.checks import check_choice
+from posenc.results import RunResult, run_label
+
+__all__ = [
+    "SOLVED",
+    "TIE_TOLERANCE",
+    "Side",
+    "Conclusion",
+    "Comparison",
+    "SettingResult",
+    "Verdict",
+    "Bracket",
+    "tied_rates",
+    "bracketing",
+    "is_bimodal",
+    "compare",
+    "evaluate",
+    "side_values",
+    "verdict_phrase",
+]
+
+#: Accuracy at which a seed counts as having solved a task (for bimodal cells).
+SOLVED = 0.9
+#: Validation accuracies this close to the best one tie (half a percentage point): at
+#: 256 validation sequences a difference that small is within the sampling noise of one seed.
+TIE_TOLERANCE = 0.005
+#: How many standard errors a difference must clear its margin by.
+STANDARD_ERRORS = 2.0
+
+Status = Literal["holds", "reversed", "unclear"]
+Kind = Literal["robust", "conditional", "contradicted"]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: the runs of a scheme read with one metric.
+
+    Attributes:
+        label: the scheme's label (:func:`posenc.results.run_label`, e.g. ``"rope"``,
+            ``"learned (bert)"``).
+        metric: the metric key, e.g. ``"new@32"``.
+        strategy: read ``metric:strategy`` where the runs have it (a learned table's
+            workaround, a RoPE scaling), else ``metric``.
+        where: extra config values the runs must have, e.g. ``{"random_positions": 128}``;
+            a field missing from a config counts as ``None``.
+    """
+
+    label: str
+    metric: str
+    strategy: str | None = None
+    where: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        text = self.label + (f" + {self.strategy}" if self.strategy else "")
+        return text + "".join(f", {k}={v}" for k, v in self.where.items())
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """A stated experimental finding: ``better`` scores higher than ``worse`` by more than ``margin``.
+
+    Attributes:
+        key: a short identifier, e.g. ``"rope>none new@32"``.
+        claim: the finding in words, as the book states it.
+        better: the side claimed to score higher.
+        worse: the side claimed to score lower, or a fixed level (a number).
+        tasks: the tasks the finding claims (one setting group per task).
+        margin: how much higher, in accuracy (0 for "higher at all").
+        over: the set-up choices it must survive: any of ``"anchor"`` (with and without an
+            anchor token, config field ``bos_token``) and ``"lr"`` (every tied learning rate).
+        solved: the level a seed must reach to count as solved (bimodal cells, levels).
+    """
+
+    key: str
+    claim: str
+    better: Side
+    worse: Side | float
+    tasks: tuple[str, ...]
+    margin: float = 0.0
+    over: tuple[str, ...] = ("anchor", "lr")
+    solved: float = SOLVED
+
+    def __post_init__(self) -> None:
+        if not self.tasks:
+            raise ValueError(f"conclusion {self.key!r}: tasks must name at least one task")
+        for dimension in self.over:
+            check_choice("over entry", dimension, ("anchor", "lr"))
+        if not 0.0 <= self.margin < 1.0:
+            raise ValueError(f"conclusion {self.key!r}: margin must be in [0, 1), got {self.margin!r}")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The numbers behind one setting's decision.
+
+    Attributes:
+        difference: mean difference (better - worse), or of solved shares for bimodal cells.
+        standard_error: its standard error (0 for counts).
+        paired: the two sides read the same trained models (seed by seed).
+        bimodal: decided by counting solved seeds.
+        better_values, worse_values: one number per seed (``worse_values`` empty for a level).
+        status: ``"holds"``, ``"reversed"`` or ``"unclear"``.
+    """
+
+    difference: float
+    standard_error: float
+    paired: bool
+    bimodal: bool
+    better_values: tuple[float, ...]
+    worse_values: tuple[float, ...]
+    status: Status
+
+
+@dataclass(frozen=True)
+class SettingResult:
+    """One setting of a conclusion's sensitivity set and how the comparison came out there.
+
+    ``setting`` maps dimension names to values: ``"task"``, ``"anchor"`` (bool), and
+    ``"lr"`` (the better side's rate) and ``"lr_worse"`` (the other side's) when ``"lr"`` is varied.
+    """
+
+    setting: Mapping[str, Any]
+    comparison: Comparison
+
+    @property
+    def holds(self) -> bool:
+        return self.comparison.status == "holds"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of a conclusion over its whole sensitivity set.
+
+    Attributes:
+        conclusion: what was evaluated.
+        kind: ``"robust"``, ``"conditional"`` or ``"contradicted"``.
+        results: one :class:`SettingResult` per setting, in a fixed order.
+        where_it_fails: a phrase naming the settings where it does not hold (``""`` if robust).
+    """
+
+    conclusion: Conclusion
+    kind: Kind
+    results: tuple[SettingResult, ...]
+    where_it_fails: str
+
+    @property
+    def holds_in(self) -> int:
+        return sum(r.holds for r in self.results)
+
+    @property
+    def reversed_in(self) -> int:
+        return sum(r.comparison.status == "reversed" for r in self.results)
+
+    @property
+    def n(self) -> int:
+        return len(self.results)
+
+    def phrase(self) -> str:
+        """The verdict in words, for the prose (:func:`verdict_phrase`)."""
+        return verdict_phrase(self)
+
+
+# -- learning rates ------------------------------------------------------------------------------
+def _mean_se(values: Sequence[float]) -> tuple[float, float]:
+    mean = statistics.fmean(values)
+    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    return mean, se
+
+
+def tied_rates(by_lr: Mapping[float, Sequence[RunResult]], *, metric: str = "val_accuracy",
+               tolerance: float = TIE_TOLERANCE) -> tuple[float, ...]:
+    """The learning rates that validation cannot tell from the best one, smallest first.
+
+    The best rate has the highest mean ``metric`` over its seeds; another rate ties with it
+    when its mean is within ``max(tolerance, 2 standard errors of the difference)`` of the best.
+
+    Raises:
+        ValueError: no rates, or a run without ``metric``.
+    """
+    if not by_lr:
+        raise ValueError("by_lr is empty: pass the runs of at least one learning rate")
+    stats = {}
+    for lr, runs in by_lr.items():
+        values = [_metric(run, metric) for run in runs]
+        if not values:
+            raise ValueError(f"learning rate {lr}: no runs")
+        stats[float(lr)] = _mean_se(values)
+    best = max(stats, key=lambda lr: stats[lr][0])
+    best_mean, best_se = stats[best]
+    tied = [lr for lr, (mean, se) in stats.items()
+            if best_mean - mean <= max(tolerance, STANDARD_ERRORS * math.hypot(se, best_se))]
+    return tuple(sorted(tied))
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Does a learning-rate sweep bracket its best validation score?
+
+    Attributes:
+        rates: the rates swept, smallest first.
+        tied: the rates tied with the best (:func:`tied_rates`).
+        bracketed: some tied rate lies strictly inside the sweep (not its smallest or largest).
+        edge: ``"low"`` / ``"high"`` if every tied rate sits at that end of the sweep, else ``None``.
+        separates: validation tells some rates apart (not every rate is tied).
+    """
+
+    rates: tuple[float, ...]
+    tied: tuple[float, ...]
+    bracketed: bool
+    edge: str | None
+    separates: bool
+
+
+def bracketing(by_lr: Mapping[float, Sequence[RunResult]], *, metric: str = "val_accuracy") -> Bracket:
+    """Whether the sweep ``by_lr`` brackets its best rate (the rule chapter 6 applies to every cell)."""
+    rates = tuple(sorted(float(lr) for lr in by_lr))
+    tied = tied_rates(by_lr, metric=metric)
+    interior = [lr for lr in tied if rates[0] < lr < rates[-1]]
+    edge = None
+    if not interior:
+        if all(lr == rates[0] for lr in tied):
+            edge = "low"
+        elif all(lr == rates[-1] for lr in tied):
+            edge = "high"
+    return Bracket(rates, tied, bool(interior), edge, len(tied) < len(rates))
+
+
+# -- one comparison ------------------------------------------------------------------------------
+def _metric(run: RunResult, key: str) -> float:
+    if key not in run.metrics:
+        raise ValueError(f"run {run_label(run)} (seed {run.seed}) has no metric {key!r}; it has {sorted(run.metrics)}")
+    return float(run.metrics[key])
+
+
+def side_values(runs: Sequence[RunResult], side: Side) -> dict[int, float]:
+    """``seed -> value`` of ``side``'s metric (read with its strategy where the runs have it)."""
+    values = {}
+    for run in runs:
+        key = side.metric
+        if side.strategy is not None and f"{side.metric}:{side.strategy}" in run.metrics:
+            key = f"{side.metric}:{side.strategy}"
+        values[run.seed] = _metric(run, key)
+    return values
+
+
+def is_bimodal(values: Sequence[float], solved: float = SOLVED) -> bool:
+    """Seeds split into ones that solve (``>= solved``) and ones far below (``< solved - 0.2``), both present.
+
+    A cell of such seeds has no typical value: its mean describes no seed, so comparisons
+    count solved seeds instead. A unimodal cell straddling the line (0.88, 0.91, 0.93) is not
+    bimodal: counting would split noise.
+    """
+    high = [v for v in values if v >= solved]
+    low = [v for v in values if v < solved - 0.2]
+    return bool(high) and bool(low) and len(high) + len(low) == len(values)
+
+
+def _status(difference: float, standard_error: float, margin: float) -> Status:
+    if difference - STANDARD_ERRORS * standard_error > margin:
+        return "holds"
+    if difference + STANDARD_ERRORS * standard_error < -margin:
+        return "reversed"
+    return "unclear"
+
+
+def compare(better: Mapping[int, float], worse: Mapping[int, float] | float, *, paired: bool,
+            margin: float = 0.0, solved: float = SOLVED) -> Comparison:
+    """Decide one setting: does ``better`` beat ``worse`` by more than ``margin``?
+
+    Args:
+        better, worse: ``seed -> value``; ``worse`` may be a fixed level instead.
+        paired: both sides are the same trained models read two ways (seeds must match).
+
+    Returns:
+        A :class:`Comparison` (see the module docstring for the rules).
+    """
+    if not better:
+        raise ValueError("better has no values")
+    b = tuple(better[s] for s in sorted(better))
+    if isinstance(worse, int | float):
+        level = float(worse)
+        if is_bimodal(b, solved):
+            share = sum(v >= solved for v in b) / len(b)
+            status: Status = "holds" if share == 1.0 else "reversed" if share == 0.0 else "unclear"
+            return Comparison(share - (1.0 if level < solved else 0.0), 0.0, False, True, b, (), status)
+        mean, se = _mean_se([v - level for v in b])
+        return Comparison(mean, se, False, False, b, (), _status(mean, se, margin))
+    if not worse:
+        raise ValueError("worse has no values")
+    w = tuple(worse[s] for s in sorted(worse))
+    if paired:
+        if sorted(better) != sorted(worse):
+            raise ValueError(f"a paired comparison needs the same seeds on both sides, got {sorted(better)} "
+                             f"and {sorted(worse)}")
+        differences = [better[s] - worse[s] for s in sorted(better)]
+        mean, se = _mean_se(differences)
+        return Comparison(mean, se, True, False, b, w, _status(mean, se, margin))
+    if is_bimodal(b, solved) or is_bimodal(w, solved):
+        solved_b = sum(v >= solved for v in b) / len(b)
+        solved_w = sum(v >= solved for v in w) / len(w)
+        difference = solved_b - solved_w
+        status = "holds" if difference > 0 else "reversed" if difference < 0 else "unclear"
+        return Comparison(difference, 0.0, False, True, b, w, status)
+    (mean_b, se_b), (mean_w, se_w) = _mean_se(b), _mean_se(w)
+    difference, se = mean_b - mean_w, math.hypot(se_b, se_w)
+    return Comparison(difference, se, False, False, b, w, _status(difference, se, margin))
+
+
+# -- a conclusion over its settings ----------------------------------------------------------------
+def _matches(run: RunResult, task: str, side: Side, anchor: bool | None) -> bool:
+    config = run.config
+    if config.get("task") != task or run_label(run) != side.label:
+        return False
+    if anchor is not None and bool(config.get("bos_token", False)) != anchor:
+        return False
+    return all(config.get(name) == value for name, value in side.where.items())
+
+
+def _cells(results: Sequence[RunResult], task: str, side: Side, anchors: Sequence[bool | None]
+           ) -> dict[bool | None, dict[float, list[RunResult]]]:
+    cells: dict[bool | None, dict[float, list[RunResult]]] = {}
+    for anchor in anchors:
+        by_lr: dict[float, list[RunResult]] = {}
+        for run in results:
+            if _matches(run, task, side, anchor):
+                by_lr.setdefault(float(run.config["lr"]), []).append(run)
+        if not by_lr:
+            raise ValueError(f"no runs of {side.describe()} on task {task!r}"
+                             + ("" if anchor is None else f" {'with' if anchor else 'without'} an anchor"))
+        cells[anchor] = by_lr
+    return cells
+
+
+def _rates(by_lr: Mapping[float, Sequence[RunResult]], vary: bool) -> tuple[float, ...]:
+    """The rates a side is read at: every tied rate when ``lr`` is varied, else the single best one."""
+    has_validation = all("val_accuracy" in run.metrics for runs in by_lr.values() for run in runs)
+    if len(by_lr) == 1 or not has_validation:
+        if len(by_lr) > 1:
+            raise ValueError(f"runs at learning rates {sorted(by_lr)} lack val_accuracy: cannot choose between them")
+        return tuple(by_lr)
+    tied = tied_rates(by_lr)
+    if vary:
+        return tied
+    best = max(tied, key=lambda lr: statistics.fmean(r.metrics["val_accuracy"] for r in by_lr[lr]))
+    return (best,)
+
+
+def evaluate(conclusion: Conclusion, results: Sequence[RunResult]) -> Verdict:
+    """Evaluate ``conclusion`` on every setting of its sensitivity set in ``results``.
+
+    Settings: each task of the conclusion; with and without an anchor (``bos_token``) if
+    ``"anchor"`` is in ``over`` and both exist in the runs; and every pair of tied learning
+    rates of the two sides (:func:`tied_rates`) if ``"lr"`` is in ``over`` (else each side at
+    its best validation rate). Two sides of the same scheme, anchor and learning rate are the
+    same trained models read two ways: they are compared seed by seed.
+
+    Raises:
+        ValueError: a side has no runs in some setting, or runs lack a metric.
+    """
+    results = list(results)
+    settings: list[SettingResult] = []
+    for task in conclusion.tasks:
+        present = {bool(r.config.get("bos_token", False)) for r in results if r.config.get("task") == task}
+        both = "anchor" in conclusion.over and len(present) > 1
+        anchors: list[bool | None] = [anchor for anchor in sorted(present)] if both else [None]
+        better_cells = _cells(results, task, conclusion.better, anchors)
+        worse_cells = (_cells(results, task, conclusion.worse, anchors)
+                       if isinstance(conclusion.worse, Side) else None)
+        for anchor in anchors:
+            vary = "lr" in conclusion.over
+            better_by_lr = better_cells[anchor]
+            for lr_b in _rates(better_by_lr, vary):
+                better = side_values(better_by_lr[lr_b], conclusion.better)
+                base: dict[str, Any] = {"task": task}
+                if anchor is not None:
+                    base["anchor"] = anchor
+                if worse_cells is None:
+                    comparison = compare(better, float(conclusion.worse), paired=False,  # type: ignore[arg-type]
+                                         margin=conclusion.margin, solved=conclusion.solved)
+                    settings.append(SettingResult({**base, "lr": lr_b}, comparison))
+                    continue
+                worse_by_lr = worse_cells[anchor]
+                same_models = _same_models(conclusion.better, conclusion.worse)  # type: ignore[arg-type]
+                worse_rates = (lr_b,) if same_models else _rates(worse_by_lr, vary)
+                for lr_w in worse_rates:
+                    worse = side_values(worse_by_lr[lr_w], conclusion.worse)  # type: ignore[arg-type]
+                    comparison = compare(better, worse, paired=same_models, margin=conclusion.margin,
+                                         solved=conclusion.solved)
+                    setting = {**base, "lr": lr_b} if same_models else {**base, "lr": lr_b, "lr_worse": lr_w}
+                    settings.append(SettingResult(setting, comparison))
+    return _verdict(conclusion, settings)
+
+
+def _same_models(a: Side, b: Side) -> bool:
+    return a.label == b.label and dict(a.where) == dict(b.where)
+
+
+def _verdict(conclusion: Conclusion, settings: list[SettingResult]) -> Verdict:
+    holds = sum(r.holds for r in settings)
+    kind: Kind = "robust" if holds == len(settings) else "contradicted" if holds == 0 else "conditional"
+    return Verdict(conclusion, kind, tuple(settings), "" if kind == "robust" else _where_it_fails(settings))
+
+
+# -- words ---------------------------------------------------------------------------------------
+def _value_text(name: str, value: Any) -> str:
+    if name == "anchor":
+        return "with an anchor" if value else "without an anchor"
+    if name == "task":
+        return f"on {value}"
+    if name in ("lr", "lr_worse"):
+        return f"at learning rate {value:g}" if name == "lr" else f"against learning rate {value:g}"
+    return f"{name}={value}"
+
+
+def _where_it_fails(settings: Sequence[SettingResult]) -> str:
+    """Name the failing settings as briefly as the data allow.
+
+    If one dimension's value separates the settings exactly (every failure has it, no
+    success does), the phrase is ``"fails <value>"`` (e.g. ``"fails with an anchor"``);
+    otherwise the failing settings are listed.
+    """
+    failing = [r for r in settings if not r.holds]
+    passing = [r for r in settings if r.holds]
+    names = list(dict.fromkeys(name for r in settings for name in r.setting))
+    for name in names:
+        values = {r.setting.get(name) for r in failing}
+        if len(values) == 1:
+            value = next(iter(values))
+            if passing and all(r.setting.get(name) != value for r in passing):
+                return f"fails {_value_text(name, value)}"
+    parts = []
+    for r in failing:
+        words = " ".join(_value_text(n, v) for n, v in r.setting.items())
+        parts.append(f"{words} ({r.comparison.status})")
+    return "fails " + "; ".join(parts)
+
+
+def verdict_phrase(verdict: Verdict) -> str:
+    """How the book words a verdict: ``"robust: holds in all 6 settings"``,
+    ``"conditional: holds in 3 of 6 settings; fails with an anchor"``,
+    ``"contradicted: holds in none of 6 settings (reversed in 4)"``."""
+    n = verdict.n
+    if verdict.kind == "robust":
+        return f"robust: holds in all {n} settings" if n > 1 else "robust: holds in its one setting"
+    if verdict.kind == "contradicted":
+        reversed_part = f" (reversed in {verdict.reversed_in})" if verdict.reversed_in else ""
+        return f"contradicted: holds in none of {n} settings{reversed_part}"
+    return f"conditional: holds in {verdict.holds_in} of {n} settings; {verdict.where_it_fails}"
