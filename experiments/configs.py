@@ -78,28 +78,102 @@ def ch7_configs() -> Cells:
 
 #: The tasks of the suite, one per kind of rule (``posenc.tasks``): local relative, long-range content, absolute.
 SUITE_TASKS = ("copy_offset", "marker_recall", "copy_half")
-#: The learning rates every scheme is tried with; the best is chosen on a validation split.
-SUITE_LRS = (1e-3, 3e-3, 1e-2)
+#: The learning rates every scheme of the causal suite is tried with: two decades around the
+#: earlier sweep's (1e-3 .. 1e-2), so that the best rate on validation can be an interior one.
+SUITE_LRS = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+#: With and without an anchor token in front of every input (a language model's BOS, an encoder's [CLS]).
+ANCHORS = (False, True)
+#: Seeds per cell of the suites: the set-up (anchor, learning rate) varies more than the seeds do,
+#: so the budget goes to settings.
+SUITE_SEEDS = 3
 
 
 def suite_configs() -> Cells:
-    """Chapters 6, 7, 9 and 10: three tasks x the suite's schemes x three learning rates, causal, five seeds.
+    """Chapters 6, 7, 9 and 10: three tasks x the suite's schemes x anchor or not x five learning rates,
+    causal, three seeds.
 
     Same budget for every scheme (1,000 steps of 32 sequences at length 16); each run
     records a learning curve, its validation accuracy (for choosing the learning rate),
-    accuracy at 32 and 64 tokens overall and on the new positions only, and the result of
-    60 fine-tuning steps at 32 tokens (for a learned table, after each workaround).
+    accuracy at 32 and 64 tokens overall and on the new positions only, per token and per
+    whole sequence, and the result of 60 fine-tuning steps at 32 tokens (for a learned table,
+    after each workaround).
     """
     base = TrainConfig(seq_len=16, steps=1000, batch_size=32, d_model=64, n_heads=4, n_layers=2, causal=True,
                        eval_lengths=(32, 64), eval_examples=256, per_position=True, score_new_positions=True,
-                       validation_examples=256, log_every=100, curve_examples=128, finetune_steps=60, finetune_len=32)
+                       validation_examples=256, log_every=100, curve_examples=128, finetune_steps=60, finetune_len=32,
+                       exact_match=True)
+    cells: Cells = []
+    for task in SUITE_TASKS:
+        for anchor in ANCHORS:
+            for scheme, options in suite_schemes():
+                workarounds = STRATEGIES if _has_table(scheme) else ()
+                for lr in SUITE_LRS:
+                    cells.append((replace(base, task=task, scheme=scheme, position_options=options, lr=lr,
+                                          bos_token=anchor, eval_extrapolations=workarounds), SUITE_SEEDS))
+    return cells
+
+
+#: The learning rates of the encoder suite (600 steps, chapter 6's budget).
+ENCODER_LRS = (1e-3, 3e-3, 1e-2)
+
+
+def encoder_suite_configs() -> Cells:
+    """Chapter 6: the other tasks in the encoder, on chapter 6's budget (length 16, 600 steps), three seeds.
+
+    Tasks: marker_recall (long-range content), copy_half (absolute) and reverse (absolute,
+    length-tied; an encoder-only task). Every scheme of the suites, without and with a
+    ``[CLS]``-like anchor token, at three learning rates chosen on a validation split.
+    """
+    base = replace(ch6_configs()[0][0], validation_examples=256, exact_match=True, curve_examples=128,
+                   log_every=50)
+    return [(replace(base, task=task, scheme=s, position_options=o, bos_token=anchor, lr=lr), SUITE_SEEDS)
+            for task in ("marker_recall", "copy_half", "reverse") for anchor in ANCHORS
+            for s, o in suite_schemes() for lr in ENCODER_LRS]
+
+
+def ch7_arm_configs() -> Cells:
+    """Chapter 7's two extra arms, causal, anchored, at the suite's two central learning rates, three seeds.
+
+    * Training lengths that vary (``min_seq_len=4``: each batch 4 to 16 tokens), one of the
+      differences from Kazemnejad et al. (2023), every scheme of the suite.
+    * Randomized positions (Ruoss et al., 2023): positions drawn from 0 .. 127 in training and
+      at test, for the schemes that read positions as such (sinusoidal, learned, RoPE).
+
+    No fine-tuning; whole-sequence scores beside per-token ones.
+    """
+    base = replace(suite_configs()[0][0], finetune_steps=0, finetune_len=None, bos_token=True)
     cells: Cells = []
     for task in SUITE_TASKS:
         for scheme, options in suite_schemes():
             workarounds = STRATEGIES if _has_table(scheme) else ()
-            for lr in SUITE_LRS:
-                cells.append((replace(base, task=task, scheme=scheme, position_options=options, lr=lr,
-                                      eval_extrapolations=workarounds), 5))
+            cells += [(replace(base, task=task, scheme=scheme, position_options=options, lr=lr, min_seq_len=4,
+                               eval_extrapolations=workarounds), SUITE_SEEDS) for lr in (1e-3, 3e-3)]
+        for scheme, options in (("sinusoidal", {}), ("learned", {"init": "bert"}), ("rope", {})):
+            cells += [(replace(base, task=task, scheme=scheme, position_options=options, lr=lr, random_positions=128),
+                       SUITE_SEEDS) for lr in (1e-3, 3e-3)]
+    return cells
+
+
+def scale_configs() -> Cells:
+    """Chapters 6, 8 and 9: do tables that start small learn, once the tokens start small too?
+
+    Chapter 6's low-data regime (64 training sequences, copy-offset, encoder, 600 steps) for
+    each table that starts at BERT's scale (learned, factored, hierarchical, frozen sinusoid
+    with a learned scale): with tokens at N(0, 1) as in the other grids and at N(0, 0.02),
+    the same scale; and a learned table that starts at N(0, 1) beside tokens at N(0, 1). Three
+    learning rates chosen on validation, three seeds.
+    """
+    base = replace(ch6_configs()[0][0], n_train_examples=LOW_DATA_EXAMPLES, validation_examples=256,
+                   curve_examples=0)
+    tables = [("learned", {"init": "bert"}), ("hybrid-factored", {}), ("hybrid-hierarchical", {}),
+              ("hybrid-scaled-sinusoid", {})]
+    cells: Cells = []
+    for scheme, options in tables:
+        for token_std in (1.0, 0.02):
+            cells += [(replace(base, scheme=scheme, position_options=options, token_init_std=token_std, lr=lr),
+                       SUITE_SEEDS) for lr in ENCODER_LRS]
+    cells += [(replace(base, scheme="learned", position_options={"init": "normal"}, lr=lr), SUITE_SEEDS)
+              for lr in ENCODER_LRS]
     return cells
 
 
@@ -119,19 +193,6 @@ def encoder_configs() -> Cells:
                        n_train_examples=64), 5)
               for init in ("bert", "sinusoidal") for std in (1.0, 0.02)]
     return cells
-
-
-def encoder_suite_configs() -> Cells:
-    """Chapter 6: the other tasks in the encoder, on chapter 6's budget (length 16, 600 steps, lr 3e-3), five seeds.
-
-    Tasks: marker_recall (long-range content), copy_half (absolute) and reverse (absolute,
-    length-tied; an encoder-only task). Schemes: as the suite, with ALiBi given an anchor
-    token (without one, its symmetric encoder bias cannot tell a sequence from its reverse).
-    """
-    base = ch6_configs()[0][0]
-    schemes = [(s, o, False) for s, o in suite_schemes() if s != "alibi"] + [("alibi", {}, True)]
-    return [(replace(base, task=task, scheme=s, position_options=o, bos_token=bos), 5)
-            for task in ("marker_recall", "copy_half", "reverse") for s, o, bos in schemes]
 
 
 #: Chapter 11's RoPE scaling methods, tested on RoPE models with the suite's budget.
@@ -156,13 +217,17 @@ def rope_scaling_configs() -> Cells:
     Dynamic NTK is left out: on a full-length input it is NTK-aware scaling with
     ``s = L / 16`` (chapter 11 shows this), so its scores would repeat NTK's.
     """
-    base = next(c for c, _ in suite_configs() if c.scheme == "rope")
+    # the suite's budget as it was when this grid was made (before anchors and the wider sweep)
+    base = TrainConfig(seq_len=16, steps=1000, batch_size=32, d_model=64, n_heads=4, n_layers=2, causal=True,
+                       eval_lengths=(32, 64), eval_examples=256, per_position=True, score_new_positions=True,
+                       validation_examples=256, log_every=100, curve_examples=128, finetune_steps=60, finetune_len=32,
+                       task="copy_offset", scheme="rope")
     cells: Cells = []
     for task in SCALING_TASKS:
         for finetune_len in (32, 64):
             cells.append((replace(base, task=task, lr=SCALING_ROPE_LR, finetune_len=finetune_len,
                                   rope_scalings=SCALING_METHODS), 5))
-            for lr in SUITE_LRS:
+            for lr in (1e-3, 3e-3, 1e-2):
                 cells.append((replace(base, task=task, lr=lr, finetune_len=finetune_len,
                                       position_options={"base": SCALING_LARGE_BASE}), 5))
     return cells
@@ -260,7 +325,8 @@ def table_entry(model: torch.nn.Module, result: RunResult, n_positions: int) -> 
 #: The chapter grids by ``--grid`` name (the runner adds ``ch8_ch10``, whose runs have their own seeds).
 GRIDS: dict[str, Callable[[], Cells]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
-    "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs}
+    "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs, "ch7_arms": ch7_arm_configs,
+    "scale": scale_configs}
 
 #: Trained models stored next to a grid (by grid name): file name -> config.
 CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {"rope_scaling": rope_scaling_checkpoints}
