@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from posenc.checks import check_choice
 from posenc.results import RunResult, Series, curve, extrapolation_variants, run_label
+from posenc.robustness import tied_rates
 from posenc.rope_scaling import METHOD_NAMES
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "suite_variants",
     "variant_values",
     "learning_rate_spread",
+    "tied_range",
     "new_position_series",
     "suite_rows",
     "scaling_rows",
@@ -71,6 +73,8 @@ class SuiteCell:
         runs: the runs (one per seed) at that learning rate.
         validation: learning rate -> mean validation accuracy over its seeds.
         by_lr: learning rate -> its runs (every learning rate tried, for sensitivity checks).
+        tied: the learning rates validation cannot tell from the best one
+            (:func:`posenc.robustness.tied_rates`), smallest first; ``lr`` is one of them.
     """
 
     task: str
@@ -79,6 +83,7 @@ class SuiteCell:
     runs: tuple[RunResult, ...]
     validation: Mapping[float, float]
     by_lr: Mapping[float, tuple[RunResult, ...]]
+    tied: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ class Outcome:
 
 
 def choose_learning_rates(
-    results: Sequence[RunResult], *, metric: str = "val_accuracy"
+    results: Sequence[RunResult], *, metric: str = "val_accuracy", anchor: bool | None = None
 ) -> dict[tuple[str, str], SuiteCell]:
     """Per task and scheme, the learning rate with the highest mean ``metric`` over seeds.
 
@@ -113,14 +118,25 @@ def choose_learning_rates(
     Args:
         results: runs of the suite grid (every cell with several learning rates and seeds).
         metric: the selection metric; every run must have it.
+        anchor: keep only the runs with (``True``) or without (``False``) an anchor token
+            (config ``bos_token``); ``None`` if the runs have one kind only.
 
     Returns:
         ``(task, label) -> SuiteCell``, in the grid's order.
 
     Raises:
-        ValueError: a run lacks ``metric``, or the learning rates of a cell were run with
-            different numbers of seeds (the comparison would not be fair).
+        ValueError: a run lacks ``metric``; the learning rates of a cell were run with
+            different numbers of seeds (the comparison would not be fair); or the runs mix
+            anchored and unanchored models and ``anchor`` does not say which to read.
     """
+    kinds = {bool(r.config.get("bos_token", False)) for r in results}
+    if anchor is None and len(kinds) > 1:
+        raise ValueError("results mix runs with and without an anchor token: pass anchor=True or anchor=False "
+                         "(pooling them would average two different models)")
+    if anchor is not None:
+        results = [r for r in results if bool(r.config.get("bos_token", False)) == anchor]
+        if not results:
+            raise ValueError(f"no run {'with' if anchor else 'without'} an anchor token")
     groups: dict[tuple[str, str], dict[float, list[RunResult]]] = {}
     for result in results:
         if metric not in result.metrics:
@@ -138,7 +154,8 @@ def choose_learning_rates(
         loss = {lr: statistics.fmean(r.metrics.get("final_loss", 0.0) for r in runs) for lr, runs in ordered.items()}
         best = max(validation, key=lambda lr: (validation[lr], -loss[lr], -lr))
         cells[task, label] = SuiteCell(task, label, best, tuple(by_lr[best]), validation,
-                                       {lr: tuple(runs) for lr, runs in ordered.items()})
+                                       {lr: tuple(runs) for lr, runs in ordered.items()},
+                                       tied_rates(ordered, metric=metric))
     return cells
 
 
@@ -202,6 +219,14 @@ def variant_values(cell: SuiteCell, metric: str, strategy: str | None = None) ->
             raise ValueError(f"{cell.task}/{cell.label} seed {result.seed} has no metric {key!r}")
         values.append(result.metrics[key])
     return values
+
+
+def tied_range(cell: SuiteCell, metric: str, strategy: str | None = None) -> tuple[float, float]:
+    """The lowest and highest mean ``metric`` over the cell's tied learning rates: what the
+    choice among rates that validation cannot separate leaves open."""
+    means = [statistics.fmean(variant_values(replace(cell, runs=cell.by_lr[lr]), metric, strategy))
+             for lr in cell.tied or (cell.lr,)]
+    return min(means), max(means)
 
 
 def learning_rate_spread(cell: SuiteCell, metric: str, strategy: str | None = None) -> dict[float, float]:

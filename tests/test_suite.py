@@ -16,6 +16,7 @@ from posenc.suite import (
     outcome_text,
     suite_rows,
     suite_variants,
+    tied_range,
     variant_values,
     workaround_label,
 )
@@ -66,6 +67,21 @@ def test_learning_rate_spread_reads_every_learning_rate() -> None:
     assert learning_rate_spread(cell, "new@32", "clip") == pytest.approx({1e-3: 0.1, 3e-3: 0.1, 1e-2: 0.1})
     rope = choose_learning_rates(_grid())["copy_offset", "rope"]
     assert learning_rate_spread(rope, "val_accuracy") == pytest.approx({1e-3: 0.51, 3e-3: 0.91, 1e-2: 0.71})
+
+
+def test_tied_rates_and_their_range_and_no_pooling_of_anchored_runs() -> None:
+    runs = [_run("copy_offset", "rope", lr, s, 1.0, **{"new@32": new}) for lr, new in ((1e-3, 0.9), (3e-3, 0.5))
+            for s in range(3)]
+    cell = choose_learning_rates(runs)["copy_offset", "rope"]
+    assert cell.tied == (1e-3, 3e-3)  # both solve validation: it cannot choose
+    assert tied_range(cell, "new@32") == pytest.approx((0.5, 0.9))
+    anchored = [_run("copy_offset", "rope", 1e-3, s, 1.0) for s in range(3)]
+    for run in anchored:
+        run.config["bos_token"] = True
+    with pytest.raises(ValueError, match="mix runs with and without an anchor token"):
+        choose_learning_rates(runs + anchored)
+    assert choose_learning_rates(runs + anchored, anchor=True)["copy_offset", "rope"].tied == (1e-3,)
+    assert choose_learning_rates(runs + anchored, anchor=False)["copy_offset", "rope"].tied == (1e-3, 3e-3)
 
 
 def test_unequal_seeds_and_missing_metrics_are_refused() -> None:
