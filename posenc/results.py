@@ -34,7 +34,9 @@ from typing import Any
 from posenc.checks import check_positive_int
 
 __all__ = [
+    "LATER_FIELD_DEFAULTS",
     "RunResult",
+    "config_value",
     "save_results",
     "load_results",
     "scheme_label",
@@ -146,6 +148,22 @@ def load_results(path: str | Path) -> tuple[list[RunResult], dict[str, Any]]:
 
 
 # -- labels and choosing runs -----------------------------------------------------------------------
+#: Config fields added after the first stored grids, with their defaults: a stored config
+#: leaves a field out when it has its default, so its hash (the grid cache key) stays the same.
+LATER_FIELD_DEFAULTS: dict[str, Any] = {"bos_token": False, "score_new_positions": False, "validation_examples": 0,
+                                        "finetune_steps": 0, "finetune_len": None, "finetune_lr": 1e-3,
+                                        "rope_scalings": (), "exact_match": False, "min_seq_len": None,
+                                        "random_positions": None}
+
+
+def config_value(config: Mapping[str, Any], name: str) -> Any:
+    """A stored config's value of field ``name``, with a later field's default where it was left out.
+
+    Example: ``config_value(run.config, "bos_token")`` is ``False`` for a run stored before anchors existed.
+    """
+    return config[name] if name in config else LATER_FIELD_DEFAULTS.get(name)
+
+
 def scheme_label(scheme: str, position_options: Mapping[str, Any] | None = None, combine: str = "add") -> str:
     """A short human-readable name, e.g. ``"learned (gpt2)"`` or ``"sinusoidal, concat"``."""
     options = dict(position_options or {})

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from posenc.checks import check_choice
-from posenc.results import RunResult, run_label
+from posenc.results import RunResult, config_value, run_label
 
 __all__ = [
     "SOLVED",
@@ -89,7 +89,8 @@ class Side:
         strategy: read ``metric:strategy`` where the runs have it (a learned table's
             workaround, a RoPE scaling), else ``metric``.
         where: extra config values the runs must have, e.g. ``{"random_positions": 128}``;
-            a field missing from a config counts as ``None``.
+            a field missing from a stored config has its default
+            (:func:`posenc.results.config_value`; ``None`` for an unknown field).
     """
 
     label: str
@@ -399,9 +400,9 @@ def _matches(run: RunResult, task: str, side: Side, anchor: bool | None) -> bool
     config = run.config
     if config.get("task") != task or run_label(run) != side.label:
         return False
-    if anchor is not None and bool(config.get("bos_token", False)) != anchor:
+    if anchor is not None and bool(config_value(config, "bos_token")) != anchor:
         return False
-    return all(config.get(name) == value for name, value in side.where.items())
+    return all(config_value(config, name) == value for name, value in side.where.items())
 
 
 def _cells(results: Sequence[RunResult], task: str, side: Side, anchors: Sequence[bool | None]

@@ -40,7 +40,7 @@ from posenc.extrapolate import STRATEGIES
 from posenc.models import TinyTransformer
 from posenc.params import module_parameter_count
 from posenc.registry import builtin_specs, scheme_spec
-from posenc.results import RunResult, scheme_label
+from posenc.results import LATER_FIELD_DEFAULTS, RunResult, scheme_label
 from posenc.rope_scaling import METHODS, RopeScaling
 from posenc.runtime import single_thread
 from posenc.perplexity import length_scores
@@ -285,10 +285,7 @@ class TrainConfig:
 
 
 #: Fields added after the first stored grids, with their defaults (left out of ``to_dict`` at the default).
-_LATER_FIELDS: dict[str, Any] = {"bos_token": False, "score_new_positions": False, "validation_examples": 0,
-                                 "finetune_steps": 0, "finetune_len": None, "finetune_lr": 1e-3,
-                                 "rope_scalings": (), "exact_match": False, "min_seq_len": None,
-                                 "random_positions": None}
+_LATER_FIELDS: dict[str, Any] = LATER_FIELD_DEFAULTS
 
 
 def build_model(config: TrainConfig, task: Task | None = None) -> TinyTransformer:

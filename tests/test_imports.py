@@ -109,6 +109,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("interactive",),
     tuple(sorted(m.removeprefix("posenc.") for m in MODULES if m.endswith("_plots"))),
     ("book",),
+    ("book.findings",),
     ("",),  # the package itself
 )
 DRAWING_LAYER = 9

@@ -1,0 +1,317 @@
+"""The book's experimental findings, declared once, so that each is stated only as firmly as the data allow.
+
+Chapters 6 to 10 compare schemes on trained models. A comparison that holds at one learning
+rate, without an anchor token, can reverse at another rate or with a ``[CLS]``/BOS token in
+front. So every comparison the book states in words is declared here as a
+:class:`posenc.robustness.Conclusion`, together with the stored grids it reads and the
+chapters that state it; the chapters evaluate it with :func:`evaluate_finding` and word it by
+the verdict (robust, conditional: where it fails, contradicted) instead of by hand.
+
+A finding never carries its expected verdict: the verdict is computed from the stored runs
+each time a chapter runs.
+
+Sides are read as in the grids: ``new@32``/``new@64`` are the new positions only (16 and
+on) at two and four times the training length; ``accuracy`` is the training length;
+``ft_new@32`` the new positions after the short fine-tune at 32 tokens; a learned table's
+workaround is its ``strategy`` (``"clip"``, ``"modular"``, ``"interpolate"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from posenc.book import data_path
+from posenc.checks import check_choice
+from posenc.results import RunResult, load_results
+from posenc.robustness import Conclusion, Side, Verdict, evaluate
+
+__all__ = [
+    "FINDINGS",
+    "Finding",
+    "SUITE",
+    "ENCODER_SUITE",
+    "CH7_ARMS",
+    "SCALE",
+    "finding",
+    "findings_in",
+    "evaluate_finding",
+    "evaluate_findings",
+]
+
+#: The stored grids the findings read (files in ``book/data``, written by ``make grids``).
+SUITE = "suite_grid.json"
+ENCODER_SUITE = "encoder_suite_grid.json"
+CH7_ARMS = "ch7_arms_grid.json"
+SCALE = "scale_grid.json"
+
+#: The causal suite's tasks: a local relative rule, a long-range content lookup, an absolute rule.
+CAUSAL_TASKS = ("copy_offset", "marker_recall", "copy_half")
+#: The level at which a seed counts as having solved a task (per token).
+SOLVED_LEVEL = 0.9
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A stated comparison, where its runs are stored, and who states it.
+
+    Attributes:
+        conclusion: the comparison (:class:`~posenc.robustness.Conclusion`), with the set-up
+            choices it must survive in ``conclusion.over``.
+        grids: the stored grids whose runs it reads, concatenated.
+        chapters: the chapters (notebook stems, e.g. ``"07_beyond_trained_length"``) that state it.
+    """
+
+    conclusion: Conclusion
+    grids: tuple[str, ...]
+    chapters: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return self.conclusion.key
+
+
+def _side(label: str, metric: str, strategy: str | None = None, /, **where: object) -> Side:
+    return Side(label, metric, strategy, dict(where))
+
+
+def _finding(key: str, claim: str, better: Side | float, worse: Side | float, tasks: Iterable[str], *,
+             grids: Iterable[str], chapters: Iterable[str], margin: float = 0.0, over: Iterable[str] = ("anchor", "lr"),
+             relation: str = "greater", label: str = "") -> Finding:
+    conclusion = Conclusion(key=key, claim=claim, better=better, worse=worse, tasks=tuple(tasks), margin=margin,
+                            over=tuple(over), relation=relation, label=label)  # type: ignore[arg-type]
+    return Finding(conclusion, tuple(grids), tuple(chapters))
+
+
+CH6, CH7, CH8, CH9, CH10 = ("06_experiments", "07_beyond_trained_length", "08_hybrids", "09_choosing",
+                            "10_relative")
+APP_A, APP_B = "appendix_a_misunderstandings", "appendix_b_fact_check"
+
+
+def _suite_findings() -> list[Finding]:
+    """The causal suite (chapters 6, 7, 9, 10; Appendices A and B): length 16, five learning rates, anchor or not."""
+    suite = (SUITE,)
+    found = [
+        # -- at the training length
+        *[_finding(f"{label} learns {task}", f"{label} learns {task} at the training length",
+                   _side(label, "accuracy"), SOLVED_LEVEL, (task,), grids=suite, chapters=(CH6, CH7, CH9),
+                   label=f"{label} learns {task.replace('_', '-')}")
+          for label in ("sinusoidal", "learned (bert)", "rope") for task in CAUSAL_TASKS],
+        _finding("alibi fails copy_half", "ALiBi does not learn the absolute rule at the training length",
+                 SOLVED_LEVEL, _side("alibi", "accuracy"), ("copy_half",), grids=suite, chapters=(CH6, CH7, CH9, CH10),
+                 label="ALiBi fails copy-half"),
+        _finding("t5 learns copy_half", "T5's buckets learn the absolute rule at the training length",
+                 _side("t5_bias", "accuracy"), SOLVED_LEVEL, ("copy_half",), grids=suite, chapters=(CH6, CH7, CH10),
+                 label="T5 learns copy-half"),
+        _finding("none fails copy_offset", "without an encoding a decoder does not learn the local rule",
+                 SOLVED_LEVEL, _side("none", "accuracy"), ("copy_offset",), grids=suite, chapters=(CH7, CH9, CH10),
+                 label="NoPE fails copy-offset"),
+        _finding("none fails copy_half", "without an encoding a decoder does not learn the absolute rule",
+                 SOLVED_LEVEL, _side("none", "accuracy"), ("copy_half",), grids=suite, chapters=(CH7, CH9, CH10),
+                 label="NoPE fails copy-half"),
+        _finding("none learns marker_recall", "without an encoding a decoder learns the content lookup",
+                 _side("none", "accuracy"), SOLVED_LEVEL, ("marker_recall",), grids=suite, chapters=(CH6, CH9),
+                 label="NoPE learns marker recall"),
+        # -- past the training length: the sinusoid and the learned table's workarounds
+        _finding("sinusoid fails new@32", "the sinusoid fails on the new positions at twice the training length",
+                 SOLVED_LEVEL, _side("sinusoidal", "new@32"), CAUSAL_TASKS, grids=suite, chapters=(CH7, CH9, APP_B),
+                 label="sinusoid fails at 2×"),
+        _finding("none>sinusoid new@32", "no encoding keeps more new positions than the sinusoid",
+                 _side("none", "new@32"), _side("sinusoidal", "new@32"), CAUSAL_TASKS, grids=suite,
+                 chapters=(CH7, APP_A), margin=0.05, label="NoPE > sinusoid at 2×"),
+        _finding("modular>clip copy_offset", "on the local rule, wrapping is the learned table's best workaround",
+                 _side("learned (bert)", "new@32", "modular"), _side("learned (bert)", "new@32", "clip"),
+                 ("copy_offset",), grids=suite, chapters=(CH7, CH9), label="wrap > clip, copy-offset"),
+        _finding("modular>rescale copy_offset", "on the local rule, wrapping beats the per-input rescale",
+                 _side("learned (bert)", "new@32", "modular"), _side("learned (bert)", "new@32", "interpolate"),
+                 ("copy_offset",), grids=suite, chapters=(CH7, CH9), label="wrap > rescale, copy-offset"),
+        _finding("rescale>modular content/absolute",
+                 "on the content lookup and the absolute rule, the per-input rescale beats wrapping",
+                 _side("learned (bert)", "new@32", "interpolate"), _side("learned (bert)", "new@32", "modular"),
+                 ("marker_recall", "copy_half"), grids=suite, chapters=(CH7, CH9), label="rescale > wrap"),
+        _finding("rescale ft best content/absolute",
+                 "after the short fine-tune, the per-input rescale is the best start on content and absolute rules",
+                 _side("learned (bert)", "ft_new@32", "interpolate"), _side("learned (bert)", "ft_new@32", "modular"),
+                 ("marker_recall", "copy_half"), grids=suite, chapters=(CH7,), label="rescale > wrap, fine-tuned"),
+        _finding("modular ft best copy_offset", "after the short fine-tune, wrapping is the best start on the local rule",
+                 _side("learned (bert)", "ft_new@32", "modular"), _side("learned (bert)", "ft_new@32", "interpolate"),
+                 ("copy_offset",), grids=suite, chapters=(CH7,), label="wrap > rescale, fine-tuned"),
+        # -- past the training length: relative schemes
+        *[_finding(f"{label}>sinusoid new@32", f"{label} keeps more new positions than the sinusoid",
+                   _side(label, "new@32"), _side("sinusoidal", "new@32"), ("copy_offset", "marker_recall"),
+                   grids=suite, chapters=(CH7, CH9, CH10), margin=0.1, label=f"{label} > sinusoid at 2×")
+          for label in ("rope", "alibi", "t5_bias")],
+        *[_finding(f"{label}>modular new@32", f"{label} keeps more new positions than the wrapped learned table",
+                   _side(label, "new@32"), _side("learned (bert)", "new@32", "modular"),
+                   ("copy_offset", "marker_recall"), grids=suite, chapters=(CH7,), margin=0.1,
+                   label=f"{label} > wrapped table")
+          for label in ("rope", "t5_bias")],
+        _finding("alibi holds new@64", "ALiBi keeps the local rule and the content lookup at four times the length",
+                 _side("alibi", "new@64"), SOLVED_LEVEL, ("copy_offset", "marker_recall"), grids=suite,
+                 chapters=(CH7, CH9, CH10), label="ALiBi holds at 4×"),
+        _finding("t5 holds new@32", "T5's buckets keep the local rule at twice the length",
+                 _side("t5_bias", "new@32"), SOLVED_LEVEL, ("copy_offset",), grids=suite, chapters=(CH9, CH10),
+                 label="T5 holds at 2×"),
+        _finding("t5 fades new@64", "T5's buckets lose more than a tenth between twice and four times the length",
+                 _side("t5_bias", "new@32"), _side("t5_bias", "new@64"), ("copy_offset", "marker_recall"), grids=suite,
+                 chapters=(CH9, CH10), margin=0.1, label="T5 fades at 4×"),
+        _finding("t5>rope new@32", "RoPE falls behind T5's buckets past the training length",
+                 _side("t5_bias", "new@32"), _side("rope", "new@32"), ("copy_offset", "marker_recall"), grids=suite,
+                 chapters=(CH7, CH9, CH10), label="T5 > RoPE at 2×"),
+        _finding("none>rope marker_recall new@32", "on the content lookup no encoding beats RoPE past the length",
+                 _side("none", "new@32"), _side("rope", "new@32"), ("marker_recall",), grids=suite,
+                 chapters=(CH7, CH10), label="NoPE > RoPE, marker recall"),
+        _finding("alibi>rope new@64", "ALiBi keeps more new positions than RoPE at four times the length",
+                 _side("alibi", "new@64"), _side("rope", "new@64"), ("copy_offset", "marker_recall"), grids=suite,
+                 chapters=(CH9, CH10), label="ALiBi > RoPE at 4×"),
+        _finding("none~t5 marker_recall", "on the content lookup no encoding and T5's buckets are level",
+                 _side("none", "new@32"), _side("t5_bias", "new@32"), ("marker_recall",), grids=suite,
+                 chapters=(CH9, CH10), margin=0.05, relation="close", label="NoPE ≈ T5, marker recall"),
+        _finding("nothing extrapolates copy_half", "no scheme keeps the absolute rule at twice the length",
+                 SOLVED_LEVEL, _side("learned (bert)", "new@32", "interpolate"), ("copy_half",), grids=suite,
+                 chapters=(CH7, CH9, CH10), label="best absolute < 0.9"),
+        *[_finding(f"{label} fails copy_half new@32", f"{label} does not keep the absolute rule at twice the length",
+                   SOLVED_LEVEL, _side(label, "new@32"), ("copy_half",), grids=suite, chapters=(CH7, CH9, CH10),
+                   label=f"{label} fails copy-half at 2×")
+          for label in ("none", "rope", "alibi", "t5_bias")],
+    ]
+    return found
+
+
+def _encoder_findings() -> list[Finding]:
+    """Chapter 6's encoder suite: marker recall, copy-half and reverse, 600 steps, anchor or not."""
+    grid = (ENCODER_SUITE,)
+    tasks = ("marker_recall", "copy_half", "reverse")
+    return [
+        _finding("encoder sinusoid solves", "the sinusoid solves every encoder task",
+                 _side("sinusoidal", "accuracy"), SOLVED_LEVEL, tasks, grids=grid, chapters=(CH6, CH9),
+                 label="sinusoid solves (encoder)"),
+        _finding("encoder none fails", "an encoder without positions fails the order-dependent tasks, anchor or not",
+                 SOLVED_LEVEL, _side("none", "accuracy"), tasks, grids=grid, chapters=(CH6, CH9),
+                 label="NoPE fails (encoder)"),
+        _finding("encoder anchor helps alibi", "an anchor token lets symmetric ALiBi learn the absolute rule",
+                 _side("alibi", "accuracy", bos_token=True), _side("alibi", "accuracy", bos_token=False), ("copy_half",),
+                 grids=grid, chapters=(CH6, CH9, CH10), margin=0.1, over=("lr",), label="anchor helps ALiBi"),
+        _finding("encoder anchor helps t5", "an anchor token lets T5's buckets learn the absolute rule",
+                 _side("t5_bias", "accuracy", bos_token=True), _side("t5_bias", "accuracy", bos_token=False),
+                 ("copy_half",), grids=grid, chapters=(CH6, CH9), margin=0.1, over=("lr",), label="anchor helps T5"),
+        _finding("encoder t5 fails absolute", "T5's buckets alone do not learn the absolute rules in an encoder",
+                 SOLVED_LEVEL, _side("t5_bias", "accuracy", bos_token=False), ("copy_half", "reverse"), grids=grid,
+                 chapters=(CH6, CH9), over=("lr",), label="T5 without anchor fails (encoder)"),
+        _finding("encoder learned solves", "the random learned table solves the encoder tasks",
+                 _side("learned (bert)", "accuracy"), SOLVED_LEVEL, tasks, grids=grid, chapters=(CH6,),
+                 label="learned table solves (encoder)"),
+        _finding("encoder rope solves", "RoPE solves the encoder tasks", _side("rope", "accuracy"), SOLVED_LEVEL,
+                 tasks, grids=grid, chapters=(CH6,), label="RoPE solves (encoder)"),
+    ]
+
+
+def _arm_findings() -> list[Finding]:
+    """Chapter 7's arms: training lengths that vary, and randomized positions (anchored, two rates)."""
+    grids = (SUITE, CH7_ARMS)
+    fixed = {"bos_token": True, "min_seq_len": None, "random_positions": None}
+    varied = {"bos_token": True, "min_seq_len": 4}
+    randomized = {"bos_token": True, "random_positions": 128}
+    return [
+        *[_finding(f"varied lengths help {label}", f"training on lengths 4 to 16 helps {label} past the length",
+                   _side(label, "new@32", **varied), _side(label, "new@32", **fixed), CAUSAL_TASKS, grids=grids,
+                   chapters=(CH7,), margin=0.05, over=("lr",), label=f"varied lengths help {label}")
+          for label in ("none", "rope", "alibi", "t5_bias", "sinusoidal")],
+        # A learned table trained at positions up to 128 has rows for every test position; the
+        # same table trained at 0..15 is read past its rows with wrapping (its best on the local rule).
+        *[_finding(f"random positions help {label}",
+                   f"training on randomized positions lets {label} keep new positions",
+                   _side(label, "new@32", **randomized),
+                   _side(label, "new@32", "modular" if label == "learned (bert)" else None, **fixed), CAUSAL_TASKS,
+                   grids=grids, chapters=(CH7,), margin=0.1, over=("lr",), label=f"random positions help {label}")
+          for label in ("sinusoidal", "learned (bert)", "rope")],
+        _finding("varied lengths: none>t5 exact", "with varied lengths no encoding beats T5's buckets on whole sequences",
+                 _side("none", "new_exact@32", **varied), _side("t5_bias", "new_exact@32", **varied), CAUSAL_TASKS,
+                 grids=grids, chapters=(CH7, CH10), over=("lr",), label="NoPE > T5 (exact, varied lengths)"),
+        _finding("varied lengths: none>rope exact", "with varied lengths no encoding beats RoPE on whole sequences",
+                 _side("none", "new_exact@32", **varied), _side("rope", "new_exact@32", **varied), CAUSAL_TASKS,
+                 grids=grids, chapters=(CH7, CH10), over=("lr",), label="NoPE > RoPE (exact, varied lengths)"),
+    ]
+
+
+def _scale_findings() -> list[Finding]:
+    """Chapters 6, 8 and 9: tables that start small, with little data, at mismatched and matched scales."""
+    grid = (SCALE,)
+    tables = ("learned (bert)", "hybrid-factored", "hybrid-hierarchical", "hybrid-scaled-sinusoid")
+    return [
+        *[_finding(f"{label} learns at matched scale", f"{label} learns with little data once the tokens match its scale",
+                   _side(label, "accuracy", token_init_std=0.02), SOLVED_LEVEL, ("copy_offset",), grids=grid,
+                   chapters=(CH6, CH8, CH9), over=("lr",), label=f"{label}, matched scale")
+          for label in tables],
+        *[_finding(f"{label} matched>mismatched", f"matching the scales is what makes {label} learn with little data",
+                   _side(label, "accuracy", token_init_std=0.02), _side(label, "accuracy", token_init_std=1.0),
+                   ("copy_offset",), grids=grid, chapters=(CH6, CH8, CH9), margin=0.1, over=("lr",),
+                   label=f"{label}: matched > mismatched")
+          for label in tables],
+        _finding("large random table learns", "a random table at the tokens' scale (std 1) learns with little data",
+                 _side("learned (normal)", "accuracy"), SOLVED_LEVEL, ("copy_offset",), grids=grid,
+                 chapters=(CH6, CH8, CH9), over=("lr",), label="random table at std 1"),
+    ]
+
+
+FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_arm_findings(), *_scale_findings())
+
+
+def _check_unique(findings: Sequence[Finding]) -> None:
+    keys = [f.key for f in findings]
+    duplicated = sorted({k for k in keys if keys.count(k) > 1})
+    if duplicated:
+        raise ValueError(f"finding keys must be unique, repeated: {duplicated}")
+
+
+_check_unique(FINDINGS)
+
+
+def finding(key: str) -> Finding:
+    """The finding with this key.
+
+    Raises:
+        ValueError: naming the key and the keys that exist.
+    """
+    check_choice("key", key, [f.key for f in FINDINGS])
+    return next(f for f in FINDINGS if f.key == key)
+
+
+def findings_in(chapter: str) -> list[Finding]:
+    """The findings a chapter states (notebook stem, e.g. ``"07_beyond_trained_length"``), in declaration order.
+
+    Raises:
+        ValueError: a chapter that states none (naming the chapters that do).
+    """
+    chapters = sorted({c for f in FINDINGS for c in f.chapters})
+    check_choice("chapter", chapter, chapters)
+    return [f for f in FINDINGS if chapter in f.chapters]
+
+
+Loader = Callable[[str], Sequence[RunResult]]
+
+
+@lru_cache(maxsize=8)
+def _stored(name: str) -> tuple[RunResult, ...]:
+    results, _ = load_results(data_path(name))
+    return tuple(results)
+
+
+def evaluate_finding(item: Finding | str, *, load: Loader = _stored) -> Verdict:
+    """Evaluate one finding (or its key) on the runs of its stored grids.
+
+    Args:
+        item: the :class:`Finding` or its key.
+        load: reads one grid file's runs by name (default: ``book/data``, cached).
+    """
+    found = finding(item) if isinstance(item, str) else item
+    if not isinstance(found, Finding):
+        raise TypeError(f"item must be a Finding or a finding key, got {type(item).__name__}")
+    runs = [run for name in found.grids for run in load(name)]
+    return evaluate(found.conclusion, runs)
+
+
+def evaluate_findings(chapter: str, *, load: Loader = _stored) -> Mapping[str, Verdict]:
+    """Every finding a chapter states, evaluated: ``{key: verdict}`` in declaration order."""
+    return {f.key: evaluate_finding(f, load=load) for f in findings_in(chapter)}
