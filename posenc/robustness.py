@@ -64,6 +64,7 @@ __all__ = [
     "evaluate",
     "side_values",
     "verdict_phrase",
+    "rate_text",
 ]
 
 #: Accuracy at which a seed counts as having solved a task (for bimodal cells).
@@ -488,41 +489,58 @@ def _same_models(a: Side, b: Side) -> bool:
 def _verdict(conclusion: Conclusion, settings: list[SettingResult]) -> Verdict:
     holds = sum(r.holds for r in settings)
     kind: Kind = "robust" if holds == len(settings) else "contradicted" if holds == 0 else "conditional"
-    return Verdict(conclusion, kind, tuple(settings), "" if kind == "robust" else _where_it_fails(settings))
+    return Verdict(conclusion, kind, tuple(settings), "" if kind == "robust" else _where_it_fails(conclusion, settings))
 
 
 # -- words ---------------------------------------------------------------------------------------
-def _value_text(name: str, value: Any) -> str:
+def rate_text(lr: float) -> str:
+    """A learning rate as the book writes it: ``3e-4``, ``1e-2``."""
+    mantissa, exponent = f"{lr:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _or_list(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _values_text(conclusion: Conclusion, name: str, values: Sequence[Any]) -> str:
+    """Words for one setting dimension at one or more values, e.g. ``"with rope at learning rate 3e-4 or 1e-3"``."""
     if name == "anchor":
-        return "with an anchor" if value else "without an anchor"
+        return "with an anchor" if values[0] else "without an anchor"
     if name == "task":
-        return f"on {value}"
+        return "on " + _or_list([str(v).replace("_", "-") for v in values])
     if name in ("lr", "lr_worse"):
-        return f"at learning rate {value:g}" if name == "lr" else f"against learning rate {value:g}"
-    return f"{name}={value}"
+        rates = _or_list([rate_text(v) for v in sorted(values)])
+        sides = [side for side in (conclusion.better, conclusion.worse) if isinstance(side, Side)]
+        paired = len(sides) == 1 or _same_models(sides[0], sides[-1])
+        if paired:
+            return f"at learning rate {rates}"
+        side = sides[0] if name == "lr" else sides[1]
+        return f"with {side.label} at learning rate {rates}"
+    return f"{name} = " + _or_list([str(v) for v in values])
 
 
-def _where_it_fails(settings: Sequence[SettingResult]) -> str:
+def _where_it_fails(conclusion: Conclusion, settings: Sequence[SettingResult]) -> str:
     """Name the failing settings as briefly as the data allow.
 
-    If one dimension's value separates the settings exactly (every failure has it, no
-    success does), the phrase is ``"fails <value>"`` (e.g. ``"fails with an anchor"``);
-    otherwise the failing settings are listed.
+    If one dimension's values separate the settings exactly (no value occurs among both the
+    failures and the successes), the phrase names the failing values of that dimension, e.g.
+    ``"fails with an anchor"`` or ``"fails with rope at learning rate 3e-4, 1e-3 or 3e-3"``;
+    otherwise it lists up to three failing settings and counts the rest.
     """
     failing = [r for r in settings if not r.holds]
     passing = [r for r in settings if r.holds]
     names = list(dict.fromkeys(name for r in settings for name in r.setting))
     for name in names:
-        values = {r.setting.get(name) for r in failing}
-        if len(values) == 1:
-            value = next(iter(values))
-            if passing and all(r.setting.get(name) != value for r in passing):
-                return f"fails {_value_text(name, value)}"
-    parts = []
-    for r in failing:
-        words = " ".join(_value_text(n, v) for n, v in r.setting.items())
-        parts.append(f"{words} ({r.comparison.status})")
-    return "fails " + "; ".join(parts)
+        failed = list(dict.fromkeys(r.setting.get(name) for r in failing))
+        passed = {r.setting.get(name) for r in passing}
+        if passing and not passed & set(failed):
+            return "fails " + _values_text(conclusion, name, failed)
+    varied = [n for n in names if len({r.setting.get(n) for r in settings}) > 1]
+    parts = [", ".join(_values_text(conclusion, n, [r.setting.get(n)]) for n in varied) + f" ({r.comparison.status})"
+             for r in failing[:3]]
+    more = f"; and {len(failing) - 3} more" if len(failing) > 3 else ""
+    return "fails " + "; ".join(parts) + more
 
 
 def verdict_phrase(verdict: Verdict) -> str:

@@ -109,7 +109,7 @@ def test_tied_rates_are_all_settings_and_a_failure_at_one_is_named() -> None:
     verdict = evaluate(ROPE_BEATS_NONE, runs)
     # RoPE at each of its two tied rates x NoPE at each of its two tied rates
     assert verdict.n == 4 and verdict.holds_in == 2 and verdict.kind == "conditional"
-    assert verdict.where_it_fails == "fails at learning rate 0.001"
+    assert verdict.where_it_fails == "fails with rope at learning rate 1e-3"
 
 
 def test_bracketing_rule() -> None:
@@ -200,3 +200,32 @@ def test_a_level_on_either_side_and_the_close_relation() -> None:
         Conclusion("x", "", Side("a", "m"), Side("b", "m"), tasks=("t",), relation="close")
     with pytest.raises(ValueError, match="cannot both be levels"):
         Conclusion("x", "", 0.5, 0.9, tasks=("t",))
+
+
+def test_failures_at_several_rates_of_one_side_are_named_together_and_other_patterns_are_counted() -> None:
+    """T5 beats RoPE only where RoPE is trained at a high rate: the phrase names RoPE's failing rates."""
+    t5_beats_rope = Conclusion("t5>rope", "RoPE falls behind T5", Side("t5_bias", "new@32"), Side("rope", "new@32"),
+                               tasks=("copy_offset",), over=("lr",))
+
+    def score(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        rope = 0.95 if lr < 1e-2 else 0.6
+        return {"val_accuracy": 1.0, "new@32": (rope if scheme == "rope" else 0.8) + noise(seed)}
+
+    verdict = evaluate(t5_beats_rope, grid(score, schemes=("rope", "t5_bias"), anchors=(False,)))
+    assert verdict.n == 9 and verdict.holds_in == 3
+    assert verdict.where_it_fails == "fails with rope at learning rate 1e-3 or 3e-3"
+
+    def tangled(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        # T5 loses exactly when the two rates differ: no single side's rate separates it.
+        base = 0.6 if scheme == "rope" else 0.8
+        return {"val_accuracy": 1.0, "new@32": base + noise(seed)}
+
+    runs = grid(tangled, schemes=("rope", "t5_bias"), anchors=(False,))
+    for run in runs:
+        if run.config["scheme"] == "rope":
+            run.metrics["new@32"] = 0.9 + noise(run.seed) if run.config["lr"] != 1e-3 else 0.6 + noise(run.seed)
+        elif run.config["lr"] != 1e-3:
+            run.metrics["new@32"] = 0.95 + noise(run.seed)
+    verdict = evaluate(t5_beats_rope, runs)
+    assert verdict.where_it_fails == ("fails with t5_bias at learning rate 1e-3, with rope at learning rate 3e-3 (reversed); "
+                                      "with t5_bias at learning rate 1e-3, with rope at learning rate 1e-2 (reversed)")
