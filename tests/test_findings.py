@@ -16,7 +16,17 @@ from functools import cache
 import pytest
 
 from experiments import configs
-from posenc.book.findings import FINDINGS, Finding, evaluate_finding, evaluate_findings, finding, findings_in
+from posenc.book.findings import (
+    FINDINGS,
+    Finding,
+    evaluate_finding,
+    evaluate_findings,
+    finding,
+    findings_in,
+    prose_name,
+    verdict_prose,
+    verdict_rows,
+)
 from posenc.results import RunResult
 from posenc.robustness import Side
 from posenc.train import TrainConfig, train
@@ -98,3 +108,19 @@ def test_a_side_the_grid_never_trains_is_an_error() -> None:
                       ("suite_grid.json",), ("07_beyond_trained_length",))
     with pytest.raises(ValueError, match="new@48"):
         evaluate_finding(missing, load=_runs)
+
+
+def test_prose_names_are_python_names_and_unique() -> None:
+    names = [prose_name(f.key) for f in FINDINGS]
+    assert all(name.isidentifier() for name in names) and len(set(names)) == len(names)
+    assert prose_name("t5>rope new@32") == "t5_over_rope_new_at_32"
+
+
+def test_verdicts_become_text_values_and_table_rows() -> None:
+    verdicts = evaluate_findings("08_hybrids", load=_runs)
+    values = verdict_prose(verdicts)
+    assert set(values) == {f"{kind}_{prose_name(k)}" for k in verdicts for kind in ("verdict", "kind")}
+    assert all(values[f"kind_{prose_name(k)}"] == v.kind for k, v in verdicts.items())
+    rows = verdict_rows(verdicts)
+    assert [row["claim"] for row in rows] == [v.conclusion.claim for v in verdicts.values()]
+    assert all(row["verdict"] in ("robust", "conditional", "contradicted") for row in rows)

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+import re
 from functools import lru_cache
+from typing import Any
 
 from posenc.book import data_path
 from posenc.checks import check_choice
 from posenc.results import RunResult, load_results
-from posenc.robustness import Conclusion, Side, Verdict, evaluate
+from posenc.robustness import Conclusion, Side, Verdict, evaluate, verdict_phrase
 
 __all__ = [
     "FINDINGS",
@@ -38,6 +40,9 @@ __all__ = [
     "findings_in",
     "evaluate_finding",
     "evaluate_findings",
+    "prose_name",
+    "verdict_prose",
+    "verdict_rows",
 ]
 
 #: The stored grids the findings read (files in ``book/data``, written by ``make grids``).
@@ -315,3 +320,31 @@ def evaluate_finding(item: Finding | str, *, load: Loader = _stored) -> Verdict:
 def evaluate_findings(chapter: str, *, load: Loader = _stored) -> Mapping[str, Verdict]:
     """Every finding a chapter states, evaluated: ``{key: verdict}`` in declaration order."""
     return {f.key: evaluate_finding(f, load=load) for f in findings_in(chapter)}
+
+
+_SYMBOLS = {">": "_over_", "~": "_level_with_", "@": "_at_"}
+
+
+def prose_name(key: str) -> str:
+    """A finding's key as a Python name for the text's values: ``"t5>rope new@32"`` -> ``"t5_over_rope_new_at_32"``."""
+    for symbol, word in _SYMBOLS.items():
+        key = key.replace(symbol, word)
+    return re.sub(r"_+", "_", re.sub(r"\W", "_", key)).strip("_")
+
+
+def verdict_prose(verdicts: Mapping[str, Verdict]) -> dict[str, str]:
+    """The values a chapter's text shows for its verdicts, by :func:`prose_name`:
+    ``verdict_<name>`` (the verdict in words, :func:`~posenc.robustness.verdict_phrase`) and
+    ``kind_<name>`` (``"robust"``, ``"conditional"`` or ``"contradicted"``)."""
+    values: dict[str, str] = {}
+    for key, verdict in verdicts.items():
+        name = prose_name(key)
+        values[f"verdict_{name}"] = verdict_phrase(verdict)
+        values[f"kind_{name}"] = verdict.kind
+    return values
+
+
+def verdict_rows(verdicts: Mapping[str, Verdict]) -> list[dict[str, Any]]:
+    """One row per verdict for a table: the claim, the verdict, and in how many settings it holds."""
+    return [{"claim": v.conclusion.claim, "verdict": v.kind, "holds in": f"{v.holds_in} of {v.n}",
+             "where it fails": v.where_it_fails.removeprefix("fails ") or "nowhere"} for v in verdicts.values()]
