@@ -49,6 +49,8 @@ __all__ = [
     "yarn_correction_range",
     "yarn_inverse_frequencies",
     "yarn_attention_factor",
+    "YarnZones",
+    "yarn_zones",
     "llama3_inverse_frequencies",
     "RopeScaling",
     "PairRow",
@@ -218,6 +220,54 @@ def yarn_inverse_frequencies(
         turns = train_len * speeds / (2 * math.pi)
         keep = ((turns - beta_slow) / (beta_fast - beta_slow)).clamp(0.0, 1.0)
     return _blend(speeds, keep, factor)
+
+
+@dataclass(frozen=True)
+class YarnZones:
+    """How YaRN's premise splits a head's pairs, by the turns each makes within the training window.
+
+    Attributes:
+        kept: pairs that turn at least ``beta_fast`` times (YaRN leaves their speed alone).
+        ramp: pairs between the two thresholds (blended).
+        interpolated: pairs that turn at most ``beta_slow`` times (slowed by the factor, like PI).
+        n_pairs: ``d_head // 2``.
+    """
+
+    kept: tuple[int, ...]
+    ramp: tuple[int, ...]
+    interpolated: tuple[int, ...]
+    n_pairs: int
+
+    @property
+    def shares(self) -> dict[str, float]:
+        """Each zone's share of the pairs: ``{"kept": ..., "ramp": ..., "interpolated": ...}``."""
+        return {name: len(getattr(self, name)) / self.n_pairs for name in ("kept", "ramp", "interpolated")}
+
+    def every_zone_holds(self, share: float = 0.1) -> bool:
+        """True if each zone holds at least ``share`` of the pairs: the regime YaRN's constants were chosen for."""
+        return min(self.shares.values()) >= share
+
+
+def yarn_zones(
+    d_head: int, *, train_len: int, base: float = 10000.0, beta_fast: float = 32.0, beta_slow: float = 1.0
+) -> YarnZones:
+    """Split the pairs of a ``d_head``-wide RoPE into YaRN's three zones (the paper's definition, by turns).
+
+    Pair ``i`` makes ``r_i = train_len * theta_i / (2 pi)`` turns within the training window;
+    ``r_i >= beta_fast`` is kept, ``r_i <= beta_slow`` interpolated, the rest is the ramp. In a
+    real model (``d_head`` 128, 4,096 tokens) each zone holds many pairs; in a toy model with a
+    short window no pair may reach ``beta_fast`` turns, and YaRN's design has nothing to keep.
+
+    Example: ``yarn_zones(64, train_len=512)`` keeps pairs 0-3, ramps 4-15 and interpolates 16-31.
+    """
+    speeds = rope_inverse_frequencies(d_head, base=base)  # validates d_head and base
+    train_len = check_positive_int("train_len", train_len)
+    beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
+    turns = (train_len * speeds / (2 * math.pi)).tolist()
+    kept = tuple(i for i, r in enumerate(turns) if r >= beta_fast)
+    interpolated = tuple(i for i, r in enumerate(turns) if r <= beta_slow)
+    ramp = tuple(i for i, r in enumerate(turns) if beta_slow < r < beta_fast)
+    return YarnZones(kept, ramp, interpolated, len(turns))
 
 
 def yarn_attention_factor(factor: float) -> float:

@@ -23,6 +23,7 @@ from posenc.rope_scaling import (
     yarn_attention_factor,
     yarn_correction_range,
     yarn_inverse_frequencies,
+    yarn_zones,
 )
 from posenc.train import TrainConfig, train
 
@@ -393,3 +394,29 @@ def test_stored_scaling_run_reproduces() -> None:
     _, again, difference = reproduce(stored[0])
     assert {"new@64:yarn", "short@64:pi", "ft_new@32:llama3"} <= set(again.metrics)
     assert difference == 0.0, again.metrics
+
+
+# -- YaRN's premise: three zones of pairs -------------------------------------------------------
+def test_yarn_zones_in_a_realistic_regime_and_in_the_toy_one() -> None:
+    zones = yarn_zones(64, train_len=512)  # 81.5 * 10000**(-i/32) turns: >= 32 up to pair 3, <= 1 from pair 16
+    assert zones.kept == tuple(range(4)) and zones.ramp == tuple(range(4, 16)) and zones.interpolated == tuple(range(16, 32))
+    assert zones.every_zone_holds(0.1) and zones.shares == {"kept": 0.125, "ramp": 0.375, "interpolated": 0.5}
+    llama2 = yarn_zones(128, train_len=4096)  # every zone holds a fifth of the pairs or more
+    assert min(llama2.shares.values()) > 0.2
+    toy = yarn_zones(16, train_len=16)  # chapter 11's toy model: no pair turns 32 times
+    assert toy.kept == () and not toy.every_zone_holds(0.1)
+
+
+def test_yarn_zones_are_where_the_papers_ramp_keeps_and_interpolates() -> None:
+    zones = yarn_zones(64, train_len=512)
+    ratio = (yarn_inverse_frequencies(64, factor=4.0, train_len=512, ramp="rotations")
+             / yarn_inverse_frequencies(64, factor=1.0, train_len=512)).tolist()
+    assert all(ratio[i] == 1.0 for i in zones.kept) and all(ratio[i] == pytest.approx(0.25) for i in zones.interpolated)
+    assert all(0.25 < ratio[i] < 1.0 for i in zones.ramp)
+
+
+def test_yarn_zones_reject_bad_input() -> None:
+    with pytest.raises(ValueError, match="train_len"):
+        yarn_zones(64, train_len=0)
+    with pytest.raises(ValueError, match="beta_fast must be > beta_slow"):
+        yarn_zones(64, train_len=512, beta_fast=1.0, beta_slow=2.0)
