@@ -153,7 +153,7 @@ def load_results(path: str | Path) -> tuple[list[RunResult], dict[str, Any]]:
 LATER_FIELD_DEFAULTS: dict[str, Any] = {"bos_token": False, "score_new_positions": False, "validation_examples": 0,
                                         "finetune_steps": 0, "finetune_len": None, "finetune_lr": 1e-3,
                                         "rope_scalings": (), "exact_match": False, "min_seq_len": None,
-                                        "random_positions": None}
+                                        "random_positions": None, "curriculum_steps": None}
 
 
 def config_value(config: Mapping[str, Any], name: str) -> Any:
