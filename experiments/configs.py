@@ -322,11 +322,48 @@ def table_entry(model: torch.nn.Module, result: RunResult, n_positions: int) -> 
     }
 
 
+#: The realistic regime (chapters 7 and 11): heads of width 64 trained on 512 tokens, where
+#: YaRN's three zones of pairs each hold many pairs (4 kept, 12 ramped, 16 interpolated).
+REALISTIC_LEN = 512
+REALISTIC_D_HEAD = 64
+#: Its tasks and their budgets (steps): the local rule learns in a few hundred steps; the
+#: long-range lookups need the length curriculum (``curriculum_steps``) to start learning.
+REALISTIC_TASKS: dict[str, int] = {"copy_offset": 300, "marker_recall": 1000, "passkey": 800}
+REALISTIC_LRS = (1e-3, 3e-3)
+#: Partial rotation, the 2025-26 designs: a quarter of each head rotates, compressed ladder
+#: (Hugging Face's partial_rotary_factor) or truncated (p-RoPE).
+PARTIAL_ROPE = ({"partial": 0.25, "ladder": "compressed"}, {"partial": 0.25, "ladder": "truncated"})
+
+
+def realistic_base() -> TrainConfig:
+    """The realistic regime's model and training: one head of width 64, two layers, an anchor,
+    training lengths that grow from 16 to 512 over the first half of training."""
+    return TrainConfig(seq_len=REALISTIC_LEN, steps=1000, batch_size=16, d_model=REALISTIC_D_HEAD, n_heads=1,
+                       n_layers=2, causal=True, bos_token=True, min_seq_len=16, curriculum_steps=500,
+                       eval_lengths=(2 * REALISTIC_LEN, 4 * REALISTIC_LEN), eval_examples=128, per_position=False,
+                       score_new_positions=True, validation_examples=128, log_every=100, curve_examples=64,
+                       exact_match=True)
+
+
+def realistic_configs() -> Cells:
+    """Chapter 7's matrix in the realistic regime: every suite scheme plus partial RoPE, three tasks,
+    two learning rates, three seeds; new positions at 2x and 4x."""
+    cells: Cells = []
+    for task, steps in REALISTIC_TASKS.items():
+        base = replace(realistic_base(), task=task, steps=steps, curriculum_steps=steps // 2)
+        schemes = [*suite_schemes(), *(("rope", dict(options)) for options in PARTIAL_ROPE)]
+        for scheme, options in schemes:
+            workarounds = STRATEGIES if _has_table(scheme) else ()
+            cells += [(replace(base, scheme=scheme, position_options=options, lr=lr, eval_extrapolations=workarounds),
+                       SUITE_SEEDS) for lr in REALISTIC_LRS]
+    return cells
+
+
 #: The chapter grids by ``--grid`` name (the runner adds ``ch8_ch10``, whose runs have their own seeds).
 GRIDS: dict[str, Callable[[], Cells]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
     "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs, "ch7_arms": ch7_arm_configs,
-    "scale": scale_configs}
+    "scale": scale_configs, "realistic": realistic_configs}
 
 #: Trained models stored next to a grid (by grid name): file name -> config.
 CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {"rope_scaling": rope_scaling_checkpoints}
