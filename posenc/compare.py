@@ -20,9 +20,9 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from posenc.checks import check_nonnegative_int, check_positive_int
+from posenc.checks import check_even_int, check_nonnegative_int, check_positive_int, check_tensor
 from posenc.learned import LearnedPositionEmbedding
-from posenc.sinusoidal import float32_recipe_table, sinusoidal_table
+from posenc.sinusoidal import EVEN_WIDTH, float32_recipe_table, sinusoidal_table
 
 __all__ = [
     "OffsetDependence",
@@ -83,8 +83,9 @@ def offset_dependence(
     Returns:
         :class:`OffsetDependence` (computed in float64).
     """
-    if table.ndim != 2:
-        raise ValueError(f"table must have shape (n_positions, d_model), got shape {tuple(table.shape)}")
+    check_tensor("table", table, ndim=2, floating=True, shape="(n_positions, d_model)")
+    if keys is not None:
+        check_tensor("keys", keys, floating=True, shape=f"{tuple(table.shape)}, the shape of table")
     if keys is not None and keys.shape != table.shape:
         raise ValueError(f"keys must have the shape of table {tuple(table.shape)}, got shape {tuple(keys.shape)}")
     n = table.shape[0]
@@ -123,7 +124,7 @@ def time_position_vectors(
     Each runs ``number`` times per repeat; the median over ``repeats`` is returned. Forward
     pass only, no gradient. Timings depend on the machine and on its load.
     """
-    seq_len, d_model = check_positive_int("seq_len", seq_len), check_positive_int("d_model", d_model)
+    seq_len, d_model = check_positive_int("seq_len", seq_len), check_even_int("d_model", d_model, why=EVEN_WIDTH)
     batch, number, repeats = (check_positive_int(n, v) for n, v in (("batch", batch), ("number", number),
                                                                     ("repeats", repeats)))
     generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
