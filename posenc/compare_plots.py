@@ -14,6 +14,7 @@ import torch
 from plotly.subplots import make_subplots
 from torch.nn import functional as F
 
+from posenc.checks import check_int_sequence, check_mapping, check_positive_int, check_tensor
 from posenc.plots import colour, describe, new_figure
 
 __all__ = ["dot_product_by_offset_figure", "timing_figure"]
@@ -26,6 +27,11 @@ def dot_product_by_offset_figure(
 
     Lines that coincide mean the similarity depends on the offset only.
     """
+    check_mapping("tables", tables, min_len=1, what="a dict of name -> (n_positions, d_model) table", item="table")
+    for name, table in tables.items():
+        check_tensor(f"tables[{name!r}]", table, ndim=2, floating=True, shape="(n_positions, d_model)")
+    starts = check_int_sequence("starts", starts, nonnegative=True, min_len=1)
+    max_offset = check_positive_int("max_offset", max_offset)
     names = list(tables)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.05)
     offsets = np.arange(max_offset + 1)
@@ -52,8 +58,12 @@ def dot_product_by_offset_figure(
 def timing_figure(timings: Mapping[tuple[int, int], Mapping[str, float]], *, batch: int = 8) -> go.Figure:
     """Grouped bars: microseconds per call of each method of :func:`time_position_vectors`,
     one group per ``(seq_len, d_model)``."""
-    if not timings:
-        raise ValueError("timings must hold at least one (seq_len, d_model) entry")
+    check_mapping("timings", timings, min_len=1, what="a dict of (seq_len, d_model) -> {method: seconds}")
+    for size, per_method in timings.items():
+        if not (isinstance(size, tuple) and len(size) == 2):
+            raise TypeError(f"timings keys must be (seq_len, d_model) pairs, got {size!r}")
+        check_mapping(f"timings[{size!r}]", per_method, min_len=1, what="a dict of method -> seconds per call")
+    batch = check_positive_int("batch", batch)
     fig = new_figure(
         title="Producing position vectors on this CPU (forward only)",
         x_title="sequence length × d_model",
