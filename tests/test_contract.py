@@ -1005,6 +1005,18 @@ def _outcome(target: Target, kwargs: dict[str, Any], parameter: str, probe: Prob
 
 
 def sweep_target(target: Target, report: Report) -> None:
+    """Sweep one target; posenc's registry is restored afterwards (an example value may register a scheme)."""
+    from posenc import registry
+
+    before = dict(registry._REGISTRY)
+    try:
+        _sweep_target(target, report)
+    finally:
+        registry._REGISTRY.clear()
+        registry._REGISTRY.update(before)
+
+
+def _sweep_target(target: Target, report: Report) -> None:
     report.callables += 1
     try:
         signature = target.signature()
