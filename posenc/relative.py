@@ -36,6 +36,7 @@ from posenc.checks import (
     check_positions,
     check_positive_float,
     check_positive_int,
+    check_real,
     check_real_positions,
     check_reals,
     check_tensor,
@@ -124,16 +125,15 @@ def partial_inverse_frequencies(
         float64 ``(d_head // 2,)``: the rotated pairs first, then zeros.
     """
     d_head = check_even_int("d_head", d_head, why=_PAIRS)
-    fraction = check_positive_float("fraction", fraction)
+    fraction = check_real("fraction", fraction, low=0.0, low_open=True, high=1.0, what="the share of d_head that rotates")
     check_choice("ladder", ladder, PARTIAL_LADDERS)
-    if fraction > 1.0:
-        raise ValueError(f"fraction must be in (0, 1] (the share of d_head that rotates), got {fraction}")
+    base = check_positive_float("base", base)
     k = int(fraction * d_head) // 2
     if k < 1:
         raise ValueError(f"fraction={fraction} of d_head={d_head} rotates no pair: it must be >= {2 / d_head:g}")
     if speeds is None:
         speeds = rope_inverse_frequencies(2 * k if ladder == "compressed" else d_head, base=base)
-    speeds = torch.as_tensor(speeds, dtype=torch.float64)
+    speeds = check_reals("speeds", speeds)
     expected = k if ladder == "compressed" else d_head // 2
     if speeds.shape != (expected,):
         raise ValueError(f"speeds must have shape ({expected},) for ladder {ladder!r}, got {tuple(speeds.shape)}")
@@ -466,7 +466,9 @@ class RopeScheme(PositionScheme):
             raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
         self.max_len = None
         self.rotary = RotaryEmbedding(d_model // n_heads, base=base, layout=layout)
-        self.partial, self.ladder = float(partial), ladder
+        partial = check_real("partial", partial, low=0.0, low_open=True, high=1.0, what="a share of each head")
+        ladder = check_choice("ladder", ladder, PARTIAL_LADDERS)
+        self.partial, self.ladder = partial, ladder
         # the speeds of a partial rotation (None: every pair rotates, the rotary module's fast path)
         self.partial_speeds = (None if partial == 1.0 else
                                partial_inverse_frequencies(self.rotary.d_head, partial, base=base, ladder=ladder))

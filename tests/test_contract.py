@@ -261,6 +261,19 @@ def _claim() -> Any:
     return Claim("c1", "source", "a claim", "confirmed", "see {ref}`somewhere`")
 
 
+def _bytes() -> torch.Tensor:
+    """A stream of 40 bytes, as posenc.corpus.split_bytes gives (uint8)."""
+    return torch.tensor(list(b"the cat sat on the mat; the dog sat too."), dtype=torch.uint8)
+
+
+def _byte_model() -> Any:
+    """A tiny byte-level model: (batch, length) bytes -> (batch, length, 256) logits."""
+    from posenc.models import TinyTransformer
+
+    torch.manual_seed(0)
+    return TinyTransformer(256, 256, d_model=8, n_heads=2, n_layers=1, max_len=16, position="rope", causal=True).eval()
+
+
 def _bert_q_k_v() -> tuple[torch.Tensor, ...]:
     g = torch.Generator().manual_seed(0)
     return tuple(torch.randn(4, 4, generator=g, dtype=torch.float64) for _ in range(3))
@@ -328,6 +341,9 @@ EXAMPLES: dict[str, Callable[[], Any]] = {
     "value": lambda: 0.5, "kept": lambda: True, "status": lambda: "holds", "factory": lambda: (lambda **kw: None),
     "max_cells": lambda: 8, "window": lambda: 2, "n_components": lambda: 2, "digits": lambda: 2,
     "series": lambda: {"a": ([4, 8], [0.5, 0.4], [0.1, 0.1])}, "errors": lambda: {"posenc": np.full(4, 1e-7)},
+    "split": lambda: "test", "repeats": lambda: 2, "fraction": lambda: 0.5, "texts": lambda: ["the cat sat"],
+    "calls": lambda: {"a": lambda: None, "b": lambda: None}, "data": lambda: _bytes(),
+    "verdicts": lambda: [_verdict()], "setting": lambda: {"task": "copy_offset", "anchor": True, "lr": 3e-3},
 }
 
 def _import(dotted: str) -> Any:
@@ -461,6 +477,12 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.plots.figure_html": {"fig": lambda: go.Figure()},
     "posenc.plots.thin_indices": {"n": lambda: 10},
     "posenc.pretrained.*": {"path": _bert_folder},
+    "posenc.pretrained.token_vectors": {"input_ids": lambda: [1, 2, 3]},
+    "posenc.compare.timing_spread": {"samples": lambda: [1e-6, 2e-6, 3e-6]},
+    "posenc.compare.ratio_spread": {"samples": lambda: {"a": [2e-6, 4e-6], "b": [1e-6, 2e-6]},
+                                    "numerator": lambda: "a", "denominator": lambda: "b"},
+    "posenc.perplexity.*": {"model": _byte_model},
+    "posenc.corpus.*": {"split": lambda: "test"},
     "posenc.registry.*": {"name": lambda: "rope"},
     "posenc.registry.register_scheme": {"name": lambda: "contract-scheme",
                                         "factory": lambda: (lambda **kw: _import("posenc.schemes.NoPosition")())},
@@ -595,6 +617,8 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "posenc.relative.T5BiasScheme": lambda: _import("posenc.relative.T5BiasScheme")(8, 2),
     "posenc.results.RunResult": lambda: _runs()[0],
     "posenc.robustness.Verdict": _verdict,
+    "posenc.perplexity.ScoredBytes": lambda: _import("posenc.perplexity.ScoredBytes")(
+        torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), torch.tensor([0, 1, 2])),
     "posenc.robustness.Side": _side,
     "posenc.rope_scaling.RopeScaling": lambda: _import("posenc.rope_scaling.RopeScaling")("yarn", factor=2.0, train_len=4),
     "posenc.schemes.PositionScheme": lambda: _import("posenc.schemes.PositionScheme")(),
@@ -770,7 +794,9 @@ KIND_BY_TARGET: dict[str, dict[str, str]] = {
     "posenc.plots.html_table": {"rows": "rows", "numeric": "bool_seq"},
     "posenc.plots.heatmap": {"x": "any_seq", "y": "any_seq", "z": "tensor"},
     "posenc.relative_plots.rope_scores": {"offsets": "int_seq"},
-    "posenc.robustness.Conclusion": {"worse": "instance"},
+    "posenc.robustness.Conclusion": {"better": "instance", "worse": "instance"},
+    "posenc.relative.partial_inverse_frequencies": {"speeds": "tensor"},
+    "posenc.pretrained.token_vectors": {"input_ids": "int_seq"},
     "posenc.sinusoidal.offset_dot_product": {"offsets": "signed_ints"},
 }
 
@@ -802,6 +828,7 @@ RECORDS: tuple[str, ...] = (
     "posenc.learned_plots.ShortInputRun", "posenc.robustness.Comparison", "posenc.results.RunResult",
     "posenc.registry.SchemeSpec", "posenc.robustness.SettingResult",
     "posenc.robustness.Verdict", "posenc.robustness.Bracket", "posenc.bugs.Bug",
+    "posenc.compare.Spread", "posenc.corpus.Document", "posenc.perplexity.ScoredBytes", "posenc.pretrained.TextAttention",
 )
 
 #: Parameters whose value is free text: any string is valid (their wrong types are still probed).
@@ -858,6 +885,7 @@ ALLOWED: tuple[Allowed, ...] = (
                                            "posenc.order_plots.order_explorer")),
     *(Allowed(target, "words", "bad entry", "any non-empty string is a word") for target in (
         "posenc.order.as_words", "posenc.order.embed_words", "posenc.order_plots.order_explorer")),
+    Allowed("posenc.pretrained.*text_attention", "texts", "bad entry", "any non-empty string is a text to read"),
     Allowed("posenc.results.scheme_label", "scheme", "unknown", "labels any scheme a stored config names, a reader's "
             "registered one too (results sits below the registry and knows no list of names)"),
     Allowed("posenc.results.scheme_label", "combine", "unknown", "labels any value a stored config holds (results "
@@ -945,13 +973,41 @@ class Report:
     used: set[Allowed] = field(default_factory=set)
 
 
+class ReachedWork(Exception):
+    """Raised in place of an expensive step (:data:`EXPENSIVE`): the call got past its checks."""
+
+
+#: target pattern -> (the attribute standing for the expensive work, why). The sweep replaces that attribute by one
+#: raising :class:`ReachedWork`: a call that reaches it has passed every check (the valid call must reach it, a bad
+#: one must not). The contract asks for exactly this order: checks first, then the expensive work.
+EXPENSIVE: dict[str, tuple[str, str]] = {
+    "posenc.pretrained.*text_attention": ("posenc.pretrained._hub_offline", "loads transformers and a checkpoint "
+                                          "(about 30 s on one core)"),
+}
+
+
 def _call(target: Target, kwargs: dict[str, Any]) -> Any:
-    """Call a target; a scheme it registers is removed again, so no probe leaves a trace in posenc's registry."""
+    """Call a target; a scheme it registers is removed again, so no probe leaves a trace in posenc's registry.
+
+    A call that reaches the expensive work of an :data:`EXPENSIVE` target returns ``None`` there (it was accepted).
+    """
+    from unittest import mock
+
     from posenc import registry
 
+    def reached(*args: Any, **kw: Any) -> Any:
+        raise ReachedWork
+
     before = dict(registry._REGISTRY)
+    expensive = next((where for pattern, (where, _) in EXPENSIVE.items() if _matches(pattern, target.id)), None)
     try:
-        return _call_once(target, kwargs)
+        if expensive is None:
+            return _call_once(target, kwargs)
+        module, _, attribute = expensive.rpartition(".")
+        with mock.patch.object(importlib.import_module(module), attribute, reached):
+            return _call_once(target, kwargs)
+    except ReachedWork:
+        return None
     finally:
         registry._REGISTRY.clear()
         registry._REGISTRY.update(before)
