@@ -55,6 +55,7 @@ __all__ = [
     "ReverseTask",
     "MarkerRecallTask",
     "CopyHalfTask",
+    "LanguageModelTask",
     "make_task",
     "available_tasks",
     "make_generator",

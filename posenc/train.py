@@ -648,13 +648,16 @@ def train(config: TrainConfig, *, progress: bool = False) -> tuple[TinyTransform
 
 def _train(config: TrainConfig, progress: bool) -> tuple[TinyTransformer, RunResult]:
     task = make_task(config.task, **config.task_options)
+    # a length the run cannot score is an error before any work (a throwaway model: the global RNG is restored,
+    # and torch.manual_seed below reseeds it anyway)
+    with torch.random.fork_rng(devices=[]):
+        _check_lengths_fit(config, build_model(config, task))
     start = time.perf_counter()
     previous_deterministic = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
     try:
         torch.manual_seed(config.seed)
         model = build_model(config, task)
-        _check_lengths_fit(config, model)  # before any step: a length the run cannot score is an error now
         data_generator = make_generator(config.seed + _DATA_SEED_OFFSET)
         position_generator = (make_generator(config.seed + _DATA_SEED_OFFSET + _POSITION_SEED_OFFSET)
                               if config.random_positions is not None else None)

@@ -630,6 +630,7 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "posenc.tasks.ReverseTask": lambda: _import("posenc.tasks.ReverseTask")(),
     "posenc.tasks.MarkerRecallTask": lambda: _import("posenc.tasks.MarkerRecallTask")(),
     "posenc.tasks.CopyHalfTask": lambda: _import("posenc.tasks.CopyHalfTask")(),
+    "posenc.tasks.LanguageModelTask": lambda: _import("posenc.tasks.LanguageModelTask")("test"),
     "posenc.train.TrainConfig": _tiny_config,
     "posenc.interactive.Control": lambda: _import("posenc.interactive.Control")("n", [1, 2]),
     "posenc.book.factcheck.Claim": _claim,
@@ -942,6 +943,8 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed("posenc.schemes.PositionScheme", "*", "*", "the abstract base (nn.Module's constructor): the schemes "
             "that derive from it are swept"),
     Allowed("posenc.schemes.NoPosition", "*", "*", "nn.Module's constructor: the scheme takes no argument"),
+    Allowed("posenc.tasks.LanguageModelTask.labels", "*", "*", "refuses every call by design: the text task's "
+            "targets are the bytes after each window, not a function of the tokens (a TypeError saying so)"),
     Allowed("posenc.tasks.Task", "*", "*", "the abstract base (object's constructor): the tasks that derive from "
             "it are swept"),
     Allowed("posenc.interactive.Explorer.frame", "values", "*",
