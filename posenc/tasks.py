@@ -397,6 +397,7 @@ class LanguageModelTask(Task):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         batch_size = check_positive_int("batch_size", batch_size)
         seq_len = check_positive_int("seq_len", seq_len)
+        generator = check_generator("generator", generator)
         data = self.data()
         if seq_len + 1 > data.numel():
             raise ValueError(f"seq_len must be < the {self.split} split's {data.numel()} bytes, got {seq_len}")

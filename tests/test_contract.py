@@ -1454,7 +1454,7 @@ def test_every_task_samples_generated_sizes(task_name: str, batch: int, extra: i
 
 
 @GENERATED
-@given(task_name=st.sampled_from(["copy_offset", "reverse", "marker_recall", "copy_half"]), data=st.data())
+@given(task_name=st.sampled_from(["copy_offset", "reverse", "marker_recall", "copy_half", "text"]), data=st.data())
 def test_every_task_names_a_bad_sample_argument(task_name: str, data: st.DataObject) -> None:
     from posenc.tasks import make_task
 
