@@ -16,6 +16,10 @@ the parameter is optional), a negative number, NaN, an empty collection, a 0-d t
 shaped one is needed, a missing file. Each bad call must raise a ``TypeError`` or a ``ValueError``
 (or a ``FileNotFoundError`` for a missing file) whose message names the parameter.
 
+Where a valid call would be too slow for the sweep (loading ``transformers`` and a checkpoint), :data:`EXPENSIVE`
+names the step that does the work and the sweep stands in for it: a call that reaches it has passed every check.
+Bad values are still probed, and must be refused before that step.
+
 What is deliberately accepted is in :data:`ALLOWED`, one entry per (target, parameter, probe),
 ``*`` matching any, each with its reason. A parameter whose kind the sweep cannot tell (an
 ``Any``, ``**options``) must have an entry too, so nothing is skipped silently; an entry that no
