@@ -45,7 +45,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from posenc.checks import check_positive_int
+from posenc.checks import (
+    check_callable,
+    check_even_int,
+    check_int,
+    check_nonnegative_int,
+    check_positive_int,
+    check_tensor,
+)
 from posenc.relative import alibi_slopes, apply_rope, rope_inverse_frequencies
 from posenc.rope_practice import (
     permute_rotary_weight,
@@ -55,6 +62,7 @@ from posenc.rope_practice import (
 )
 from posenc.rope_scaling import RopeScaling
 from posenc.sinusoidal import (
+    EVEN_WIDTH,
     SinusoidalPositionalEncoding,
     layout_permutation,
     rotation_matrix,
@@ -113,10 +121,16 @@ Check = Callable[[Any], Any]
 
 
 def _check_callable(name: str, value: Any) -> Callable[..., Any]:
-    if not callable(value):
-        raise TypeError(f"{name} must be a function (the implementation to test), got {value!r} "
-                        f"of type {type(value).__name__}")
-    return value
+    """An implementation to test must be a function."""
+    return check_callable(name, value)
+
+
+def _check_table(table: Any) -> torch.Tensor:
+    """A paper-layout table: a floating-point ``(seq_len, d_model)`` tensor with an even ``d_model``."""
+    check_tensor("table", table, ndim=2, floating=True, shape="(seq_len, d_model)")
+    if table.shape[1] % 2:
+        raise ValueError(f"table must have an even d_model (sin/cos pairs), got shape {tuple(table.shape)}")
+    return table
 
 
 def _require(condition: bool, message: str) -> None:
@@ -139,6 +153,7 @@ def check_fails(check: Check, implementation: Any) -> str:
         AssertionError: if the check passes, i.e. it does not expose the bug it was written for.
     """
     _check_callable("check", check)
+    _check_callable("implementation", implementation)  # every check of this module tests a function
     try:
         check(implementation)
     except AssertionError as error:
@@ -186,6 +201,7 @@ def pair_radius_error(table: torch.Tensor) -> float:
     Args:
         table: ``(seq_len, d_model)`` with ``d_model`` even.
     """
+    table = _check_table(table)
     pairs = table[:, 0::2].double() ** 2 + table[:, 1::2].double() ** 2
     return float((pairs - 1.0).abs().max())
 
@@ -251,7 +267,10 @@ def shift_error(table: torch.Tensor, k: int) -> float:
 
     Args:
         table: ``(seq_len, d_model)`` rows for positions ``0 .. seq_len - 1`` (``seq_len > k``).
+        k: the shift, ``0 <= k < seq_len``.
     """
+    table = _check_table(table)
+    k = check_int("k", k, low=0, high=table.shape[0] - 1)
     shift = rotation_matrix(k, table.shape[-1])
     rows = table.double()
     return float((rows[k:] - rows[:-k] @ shift.T).abs().max())
@@ -326,9 +345,10 @@ def token_position_ratio(
     dominates: two different tokens at one position are closer than one token at two positions.
     """
     _check_callable("embed", embed)
-    d_model, vocab_size = check_positive_int("d_model", d_model), check_positive_int("vocab_size", vocab_size)
+    d_model = check_even_int("d_model", d_model, why=EVEN_WIDTH)
+    vocab_size = check_positive_int("vocab_size", vocab_size)
     samples, max_position = check_positive_int("samples", samples), check_positive_int("max_position", max_position)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
     embedding = nn.Embedding(vocab_size, d_model)
     with torch.no_grad():
         embedding.weight.normal_(0.0, d_model**-0.5, generator=generator)
@@ -495,6 +515,12 @@ def half_split_scores_fixed(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tenso
 
 def interleaved_reference_scores(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor) -> torch.Tensor:
     """The logits of the head as trained: interleaved RoPE, the weights as they are. ``(seq_len, seq_len)``."""
+    check_tensor("x", x, ndim=2, floating=True, shape="(seq_len, d_in)")
+    for name, weight in (("w_q", w_q), ("w_k", w_k)):
+        check_tensor(name, weight, ndim=2, floating=True, shape=f"(d_head, d_in={x.shape[1]})")
+        if weight.shape[1] != x.shape[1] or weight.dtype != x.dtype:
+            raise ValueError(f"{name} must have shape (d_head, {x.shape[1]}) and x's dtype {x.dtype}, got "
+                             f"{tuple(weight.shape)} {weight.dtype}")
     positions = torch.arange(x.shape[0])
     return rope_attention_scores(x @ w_q.T, x @ w_k.T, positions, layout="interleaved")
 
@@ -651,7 +677,7 @@ def dynamic_ntk_gaps(generate: Callable[..., torch.Tensor], *, seed: int = 0) ->
         float64 ``(32,)``.
     """
     _check_callable("generate", generate)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
     shape = (NTK_TOKENS, NTK_D_HEAD)
     q, k, v = (torch.randn(shape, generator=generator, dtype=torch.float64) for _ in range(3))
     scaling = RopeScaling("dynamic_ntk", train_len=NTK_TRAIN_LEN)

@@ -34,12 +34,13 @@ from typing import Any
 
 import torch
 
-from posenc.checks import check_choice, check_positive_float, check_positive_int
+from posenc.checks import check_choice, check_instance, check_positive_float, check_positive_int, check_reals
 from posenc.relative import rope_inverse_frequencies
 
 __all__ = [
     "METHODS",
     "METHOD_NAMES",
+    "NEEDS_TRAIN_LEN",
     "YARN_RAMPS",
     "pi_inverse_frequencies",
     "ntk_base",
@@ -262,6 +263,10 @@ def llama3_inverse_frequencies(
     return _blend(speeds, keep, factor)
 
 
+#: The methods whose frequencies depend on the trained context length: they need ``train_len``.
+NEEDS_TRAIN_LEN: tuple[str, ...] = ("dynamic_ntk", "yarn", "llama3")
+
+
 @dataclass(frozen=True)
 class RopeScaling:
     """One scaling method with its settings, for :meth:`posenc.relative.RopeScheme.set_scaling`.
@@ -269,14 +274,17 @@ class RopeScaling:
     Attributes:
         method: one of :data:`METHODS`.
         factor: ``s >= 1`` (for ``"dynamic_ntk"``, Hugging Face's ``factor``; 1 = Peng et al.'s rule).
-        train_len: the context length the model was trained on.
+        train_len: the context length the model was trained on. Required by the methods that
+            read it (:data:`NEEDS_TRAIN_LEN`: dynamic NTK, YaRN, Llama 3), so it is never
+            assumed; ``None`` for the others (plain RoPE, PI and NTK-aware scale by ``factor``
+            alone), which also take it when given.
         beta_fast, beta_slow, yarn_ramp: YaRN's settings (:func:`yarn_inverse_frequencies`).
         low_freq_factor, high_freq_factor: Llama 3's settings.
     """
 
     method: str
     factor: float = 1.0
-    train_len: int = 16
+    train_len: int | None = None
     beta_fast: float = 32.0
     beta_slow: float = 1.0
     yarn_ramp: str = "index"
@@ -286,8 +294,18 @@ class RopeScaling:
     def __post_init__(self) -> None:
         check_choice("method", self.method, METHODS)
         object.__setattr__(self, "factor", _check_factor(self.factor))
-        check_positive_int("train_len", self.train_len)
+        if self.train_len is None and self.method in NEEDS_TRAIN_LEN:
+            raise ValueError(f"train_len is required for method={self.method!r}: its frequencies depend on the "
+                             "context length the model was trained on (e.g. train_len=16 for the book's toy models); "
+                             "it is never assumed")
+        if self.train_len is not None:
+            check_positive_int("train_len", self.train_len)
+        _check_betas(self.beta_fast, self.beta_slow)
         check_choice("yarn_ramp", self.yarn_ramp, YARN_RAMPS)
+        low = check_positive_float("low_freq_factor", self.low_freq_factor)
+        high = check_positive_float("high_freq_factor", self.high_freq_factor)
+        if high <= low:
+            raise ValueError(f"high_freq_factor must be > low_freq_factor, got {high} <= {low}")
 
     @classmethod
     def for_length(cls, method: str, *, train_len: int, target_len: int) -> RopeScaling:
@@ -295,6 +313,7 @@ class RopeScaling:
 
         Dynamic NTK takes its factor from each input instead, so it gets ``factor = 1``.
         """
+        check_choice("method", method, METHODS)
         train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
         if target_len < train_len:
             raise ValueError(f"target_len must be >= train_len={train_len}, got {target_len}")
@@ -303,12 +322,15 @@ class RopeScaling:
 
     def inverse_frequencies(self, d_head: int, *, base: float = 10000.0, seq_len: int | None = None) -> torch.Tensor:
         """The speeds for an input of ``seq_len`` positions (only dynamic NTK reads it). float64 ``(d_head // 2,)``."""
+        if seq_len is not None:
+            seq_len = check_positive_int("seq_len", seq_len)
         if self.method == "none":
             return rope_inverse_frequencies(d_head, base=base)
         if self.method == "pi":
             return pi_inverse_frequencies(d_head, factor=self.factor, base=base)
         if self.method == "ntk":
             return ntk_inverse_frequencies(d_head, factor=self.factor, base=base)
+        assert self.train_len is not None  # the methods below need it: checked in __post_init__
         if self.method == "dynamic_ntk":
             if seq_len is None:
                 raise ValueError("dynamic_ntk needs seq_len, the length of the current input")
@@ -366,15 +388,20 @@ def pair_diagnostic(
     Args:
         d_head: query/key width (even); base: RoPE's base.
         train_len, target_len: trained and new context lengths.
-        scaling: the method applied at ``target_len`` (``None`` = plain RoPE).
+        scaling: the method applied at ``target_len`` (``None`` = plain RoPE); a scaling set up
+            for another training length (its ``train_len``) is an error, not mixed in.
 
     Returns:
         One :class:`PairRow` per pair, fastest first.
     """
     train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
+    if scaling is not None:
+        check_instance("scaling", scaling, RopeScaling, what="a RopeScaling or None")
+        if scaling.train_len is not None and scaling.train_len != train_len:
+            raise ValueError(f"scaling was set up for train_len={scaling.train_len}, but train_len={train_len}: "
+                             f"the diagnosis would mix two training lengths; build the scaling with "
+                             f"train_len={train_len}")
     scaling = scaling or RopeScaling("none", train_len=train_len)
-    if not isinstance(scaling, RopeScaling):
-        raise TypeError(f"scaling must be a RopeScaling or None, got {type(scaling).__name__}")
     speeds = rope_inverse_frequencies(d_head, base=base)
     scaled = scaling.inverse_frequencies(d_head, base=base, seq_len=target_len)
     rows = []
@@ -404,9 +431,13 @@ def relative_score_curve(
     Returns:
         float64 ``(n,)``.
     """
-    dist = torch.as_tensor(distances, dtype=torch.float64)
+    dist = check_reals("distances", distances)
     if dist.ndim != 1 or bool((dist < 0).any()):
         raise ValueError(f"distances must be a 1-D tensor of offsets >= 0, got {distances!r}")
+    if scaling is not None:
+        check_instance("scaling", scaling, RopeScaling, what="a RopeScaling or None")
+    if seq_len is not None:
+        seq_len = check_positive_int("seq_len", seq_len)
     scaling = scaling or RopeScaling("none")
     length = int(dist.max().item()) + 1 if seq_len is None and dist.numel() else (seq_len or 1)
     speeds = scaling.inverse_frequencies(d_head, base=base, seq_len=length)
