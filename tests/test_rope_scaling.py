@@ -14,7 +14,10 @@ from posenc.rope_scaling import (
     RopeScaling,
     dynamic_ntk_factor,
     dynamic_ntk_inverse_frequencies,
+    LongRopeScaling,
     llama3_inverse_frequencies,
+    longrope_attention_factor,
+    longrope_inverse_frequencies,
     ntk_base,
     ntk_inverse_frequencies,
     pair_diagnostic,
@@ -23,6 +26,7 @@ from posenc.rope_scaling import (
     yarn_attention_factor,
     yarn_correction_range,
     yarn_inverse_frequencies,
+    yarn_mscale,
 )
 from posenc.train import TrainConfig, train
 
@@ -116,6 +120,53 @@ def test_yarn_matches_the_reference_code(d_head: int, base: float, factor: float
     assert ours.tolist() == pytest.approx(_yarn_reference(d_head, base, factor, original), rel=1e-12)
 
 
+def test_llama3_with_equal_factors_is_a_step() -> None:
+    # Llama 4 Scout: factor 16, low = high = 1: pairs that turn at least once in 8,192 tokens are kept,
+    # the others divided by 16, nothing in between (Meta's apply_scaling gives the same step).
+    d_head, base = 128, 500_000.0
+    plain = rope_inverse_frequencies(d_head, base=base)
+    scout = llama3_inverse_frequencies(d_head, factor=16.0, train_len=8192, base=base, low_freq_factor=1.0,
+                                       high_freq_factor=1.0)
+    ratio = scout / plain
+    kept = ratio == 1.0
+    assert kept.any() and torch.allclose(ratio[~kept], torch.full_like(ratio[~kept], 1 / 16), rtol=1e-12, atol=0)
+    turns = 8192 * plain / TWO_PI
+    assert torch.equal(kept, turns >= 1)
+    reference = _meta_llama3_reference(plain.tolist(), 16.0, 1.0, 1.0 + 1e-9, 8192)  # a vanishing ramp
+    assert scout.tolist() == pytest.approx(reference, rel=1e-12)
+
+
+def test_yarn_without_rounding_is_gpt_oss() -> None:
+    # gpt-oss's reference: the ramp's ends are not rounded (Hugging Face's truncate: false)
+    low, high = yarn_correction_range(64, train_len=4096, base=150_000.0, truncate=False)
+    assert (round(low, 2), round(high, 2)) == (8.09, 17.40)
+    rounded = yarn_inverse_frequencies(64, factor=32.0, train_len=4096, base=150_000.0)
+    exact = yarn_inverse_frequencies(64, factor=32.0, train_len=4096, base=150_000.0, truncate=False)
+    assert not torch.allclose(rounded, exact) and torch.equal(rounded[:8], exact[:8])
+
+
+def test_yarn_attention_factor_with_deepseek_mscales() -> None:
+    assert yarn_attention_factor(40.0, mscale=1.0, mscale_all_dim=1.0) == 1.0
+    assert yarn_attention_factor(40.0, mscale=1.0, mscale_all_dim=0.707) == pytest.approx(
+        yarn_mscale(40.0) / yarn_mscale(40.0, 0.707))
+    assert yarn_mscale(1.0) == 1.0 and yarn_mscale(40.0) == pytest.approx(0.1 * math.log(40) + 1)
+
+
+def test_longrope_switches_sets_at_the_original_length() -> None:
+    short, long_ = [1.0, 1.5], [2.0, 8.0]
+    plain = rope_inverse_frequencies(4, base=100.0)
+    for seq_len, factors in ((None, short), (8, short), (9, long_)):
+        got = longrope_inverse_frequencies(4, short_factor=short, long_factor=long_, train_len=8, seq_len=seq_len,
+                                           base=100.0)
+        assert got.tolist() == pytest.approx((plain / torch.tensor(factors, dtype=torch.float64)).tolist())
+    # Phi-3-mini-128k: 131,072 / 4,096 = 32
+    assert longrope_attention_factor(32.0, train_len=4096) == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
+    assert longrope_attention_factor(1.0, train_len=4096) == 1.0
+    scaling = LongRopeScaling(short, long_, train_len=8, factor=32.0)
+    assert scaling.inverse_frequencies(4, base=100.0, seq_len=20)[1] == pytest.approx(0.1 / 8)
+    assert scaling.query_key_scale == pytest.approx(math.sqrt(1 + math.log(32) / math.log(8)))
+
+
 def test_yarn_correction_range_for_llama_2() -> None:
     # d_head 128, base 10,000, 4,096 tokens: pairs 20 (32 turns) to 46 (1 turn), rounded outwards.
     assert yarn_correction_range(128, train_len=4096) == (20, 46)
@@ -199,7 +250,13 @@ def test_every_method_is_the_identity_at_factor_1() -> None:
      "beta_fast must be > beta_slow"),
     (lambda: yarn_inverse_frequencies(16, factor=2.0, train_len=16, ramp="linear"), "ramp"),
     (lambda: llama3_inverse_frequencies(16, factor=2.0, train_len=16, low_freq_factor=4.0, high_freq_factor=1.0),
-     "high_freq_factor must be > low_freq_factor"),
+     "high_freq_factor must be >= low_freq_factor"),
+    (lambda: yarn_correction_range(16, train_len=16, truncate="no"), "truncate must be True or False"),
+    (lambda: longrope_inverse_frequencies(16, short_factor=[1.0] * 7, long_factor=[1.0] * 8, train_len=8),
+     "short_factor must hold 8 numbers"),
+    (lambda: longrope_inverse_frequencies(16, short_factor=[1.0] * 8, long_factor=[0.0] * 8, train_len=8),
+     "long_factor must be finite numbers > 0"),
+    (lambda: LongRopeScaling((1.0,), (1.0, 2.0), train_len=8), "the same length"),
     (lambda: RopeScaling("xpos"), "method"),
     (lambda: RopeScaling.for_length("pi", train_len=16, target_len=8), "target_len must be >= train_len"),
     (lambda: RopeScaling("dynamic_ntk").inverse_frequencies(16), "needs seq_len"),
