@@ -55,6 +55,7 @@ __all__ = [
     "partial_inverse_frequencies",
     "rope_angles",
     "apply_rope",
+    "apply_rope_reference",
     "RotaryEmbedding",
     "alibi_slopes",
     "alibi_bias",
@@ -192,6 +193,52 @@ def apply_rope(
     pos = _positions_for(x, positions)
     cos, sin = _rotation_tables(pos, x.shape[-1], base, inverse_frequencies, layout, x.dtype, x.device)
     return _rotate_pairs(x, cos, sin, layout)
+
+
+def apply_rope_reference(
+    x: torch.Tensor,
+    positions: Any = None,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    inverse_frequencies: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """RoPE written out pair by pair: the readable twin of :func:`apply_rope`, with the same arguments.
+
+    Every query or key is cut into pairs of coordinates ``(a, b)``, and pair ``i`` at position
+    ``p`` is turned by the angle ``p * theta_i`` with the 2x2 rotation matrix::
+
+        [a']   [cos -sin] [a]        a' = a cos - b sin
+        [b'] = [sin  cos] [b],       b' = a sin + b cos
+
+    Which coordinates form a pair is the layout: ``"interleaved"`` pairs neighbours
+    ``(x[2i], x[2i+1])`` (RoFormer), ``"half"`` pairs the two halves ``(x[i], x[i + d/2])``
+    (GPT-NeoX, Hugging Face LLaMA). :func:`apply_rope` computes exactly the same numbers with
+    one multiply-add over whole tensors; the tests check that the two agree to the last bit.
+
+    Args:
+        x: ``(..., seq_len, d_head)`` queries or keys, ``d_head`` even.
+        positions: ``None`` for ``0 .. seq_len - 1``, a ``(seq_len,)`` tensor, or
+            ``(batch, seq_len)`` for ``x`` of shape ``(batch, n_heads, seq_len, d_head)``.
+        base, layout, inverse_frequencies: as in :func:`apply_rope`.
+
+    Returns:
+        The rotated tensor, shape and dtype of ``x``.
+    """
+    layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    pos = _positions_for(x, positions)  # (seq_len,), or (batch, 1, seq_len) for 4-D x
+    d_head = x.shape[-1]
+    angle = rope_angles(pos, d_head, base=base, inverse_frequencies=inverse_frequencies)  # (..., seq_len, d_head // 2)
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)  # angles in float64, as apply_rope does
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]  # (..., seq_len, d_head // 2): first and second coordinate of each pair
+    else:
+        a, b = x[..., : d_head // 2], x[..., d_head // 2 :]
+    rotated_a = a * cos - b * sin
+    rotated_b = a * sin + b * cos
+    if layout == "interleaved":
+        return torch.stack([rotated_a, rotated_b], dim=-1).flatten(-2)  # back to a0, b0, a1, b1, ...
+    return torch.cat([rotated_a, rotated_b], dim=-1)
 
 
 def _positions_for(x: Any, positions: Any) -> torch.Tensor:
