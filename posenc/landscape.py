@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["AS_OF", "COLUMNS", "ModelRow", "ROWS", "rows_table"]
+__all__ = ["AS_OF", "COLUMNS", "NOT_READ", "ModelRow", "ROWS", "rows_table", "markdown_table", "provenance_markdown"]
 
 #: When the sources of :data:`ROWS` were read.
 AS_OF = "November 2026"
@@ -180,3 +180,22 @@ ROWS: tuple[ModelRow, ...] = (
 def rows_table(rows: tuple[ModelRow, ...] = ROWS) -> tuple[list[str], list[list[str]]]:
     """``(headers, cells)`` of the landscape table, in the order of ``rows``."""
     return list(COLUMNS), [row.cells() for row in rows]
+
+
+def _cell(text: str) -> str:
+    if "|" in text or "\n" in text:
+        raise ValueError(f"a table cell cannot hold '|' or a line break: {text!r}")
+    return text
+
+
+def markdown_table(rows: tuple[ModelRow, ...] = ROWS) -> str:
+    """The table as MyST Markdown (a pipe table whose last column cites), for a notebook's ``Markdown`` output."""
+    headers, cells = rows_table(rows)
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in cells]
+    return "\n".join(lines)
+
+
+def provenance_markdown(rows: tuple[ModelRow, ...] = ROWS) -> str:
+    """Which source gives which value, one bullet per row, as MyST Markdown."""
+    return "\n".join(f"- **{row.model}**: {row.provenance}" for row in rows)

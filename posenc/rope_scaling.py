@@ -39,7 +39,7 @@ from typing import Any
 import torch
 
 from posenc.checks import check_choice, check_positive_float, check_positive_int
-from posenc.relative import rope_inverse_frequencies
+from posenc.relative import PARTIAL_LADDERS, partial_inverse_frequencies, rope_inverse_frequencies
 
 __all__ = [
     "METHODS",
@@ -502,32 +502,47 @@ class PairRow:
 
 
 def pair_diagnostic(
-    d_head: int, *, train_len: int, target_len: int, scaling: RopeScaling | None = None, base: float = 10000.0
+    d_head: int, *, train_len: int, target_len: int, scaling: Any = None, base: float = 10000.0,
+    partial: float = 1.0, ladder: str = "compressed",
 ) -> list[PairRow]:
     """Pair by pair: what a model trained on ``train_len`` positions meets at ``target_len``.
 
     Args:
         d_head: query/key width (even); base: RoPE's base.
         train_len, target_len: trained and new context lengths.
-        scaling: the method applied at ``target_len`` (``None`` = plain RoPE).
+        scaling: the method applied at ``target_len`` (``None`` = plain RoPE): a
+            :class:`RopeScaling` or any scaling with its ``inverse_frequencies`` (e.g. :class:`LongRopeScaling`).
+        partial, ladder: a head that rotates only part of its pairs
+            (:func:`posenc.relative.partial_inverse_frequencies`); a scaling then applies to the
+            rotated part, as in :class:`posenc.relative.RopeScheme`. Pairs that do not rotate
+            have speed 0 and never meet a new angle.
 
     Returns:
         One :class:`PairRow` per pair, fastest first.
     """
     train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
     scaling = scaling or RopeScaling("none", train_len=train_len)
-    if not isinstance(scaling, RopeScaling):
-        raise TypeError(f"scaling must be a RopeScaling or None, got {type(scaling).__name__}")
-    speeds = rope_inverse_frequencies(d_head, base=base)
-    scaled = scaling.inverse_frequencies(d_head, base=base, seq_len=target_len)
+    if not (callable(getattr(scaling, "inverse_frequencies", None)) and hasattr(scaling, "query_key_scale")):
+        raise TypeError(f"scaling must be a RopeScaling (or LongRopeScaling) or None, got {type(scaling).__name__}")
+    check_choice("ladder", ladder, PARTIAL_LADDERS)
+    if partial == 1.0:
+        speeds = rope_inverse_frequencies(d_head, base=base)
+        scaled = scaling.inverse_frequencies(d_head, base=base, seq_len=target_len)
+    else:
+        speeds = partial_inverse_frequencies(d_head, partial, base=base, ladder=ladder)
+        rotated_dim = 2 * (int(partial * d_head) // 2) if ladder == "compressed" else d_head
+        scaled = partial_inverse_frequencies(
+            d_head, partial, base=base, ladder=ladder,
+            speeds=scaling.inverse_frequencies(rotated_dim, base=base, seq_len=target_len))
     rows = []
     for i, (speed, new) in enumerate(zip(speeds.tolist(), scaled.tolist(), strict=True)):
         trained_max = (train_len - 1) * speed
         target_max = (target_len - 1) * new
         rows.append(PairRow(
             pair=i, speed=speed, turns_in_training=train_len * speed / (2 * math.pi), max_angle_trained=trained_max,
-            scaled_speed=new, speed_ratio=new / speed, max_angle_at_target=target_max,
-            meets_new_angles=trained_max < 2 * math.pi and target_max >= train_len * speed * (1 - 1e-12)))
+            scaled_speed=new, speed_ratio=new / speed if speed else 1.0, max_angle_at_target=target_max,
+            meets_new_angles=speed > 0 and trained_max < 2 * math.pi
+            and target_max >= train_len * speed * (1 - 1e-12)))
     return rows
 
 

@@ -50,3 +50,12 @@ def test_a_row_without_a_source_is_refused() -> None:
         ModelRow("X", "2026", "RoPE", "10,000", "none", "4K", "none", "1", (), "nowhere")
     with pytest.raises(ValueError, match="scaling is empty"):
         ModelRow("X", "2026", "RoPE", "10,000", " ", "4K", "none", "1", ("devlin2019bert",), "nowhere")
+
+
+def test_the_table_renders_as_markdown_with_one_line_per_row() -> None:
+    from posenc.landscape import markdown_table, provenance_markdown
+
+    lines = markdown_table().splitlines()
+    assert len(lines) == len(ROWS) + 2 and all(line.startswith("| ") or line.startswith("|---") for line in lines)
+    assert all(line.count("|") == len(COLUMNS) + 1 for line in lines[2:])  # no cell holds a '|'
+    assert len(provenance_markdown().splitlines()) == len(ROWS)

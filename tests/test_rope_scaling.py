@@ -331,6 +331,28 @@ def test_pair_diagnostic_on_the_books_model() -> None:
     assert ntk[0].speed_ratio == 1.0 and ntk[-1].speed_ratio == pytest.approx(0.25)
 
 
+def test_pair_diagnostic_on_a_partial_head() -> None:
+    # Width 128, base 10,000, trained on 4,096 and read at 16,384 (chapter 12's setting).
+    setting = dict(train_len=4096, target_len=16384)
+    full = pair_diagnostic(128, **setting)
+    compressed = pair_diagnostic(128, **setting, partial=0.25, ladder="compressed")
+    truncated = pair_diagnostic(128, **setting, partial=0.25, ladder="truncated")
+    new = [sum(row.meets_new_angles for row in rows) for rows in (full, compressed, truncated)]
+    assert new[2] == 0 < new[1] < new[0]  # p-RoPE keeps only pairs that turned in training
+    for rows in (compressed, truncated):
+        assert len(rows) == 64 and sum(row.speed > 0 for row in rows) == 16
+        assert all(row.speed_ratio == 1.0 and not row.meets_new_angles for row in rows[16:])  # still pairs
+    assert [row.speed for row in truncated[:16]] == [row.speed for row in full[:16]]
+    # A scaling acts on the rotated part: PI divides every rotating pair of the compressed quarter by 4.
+    pi = RopeScaling.for_length("pi", train_len=4096, target_len=16384)
+    scaled = pair_diagnostic(128, **setting, scaling=pi, partial=0.25, ladder="compressed")
+    assert all(row.speed_ratio == pytest.approx(0.25) for row in scaled[:16])
+    assert not any(row.meets_new_angles for row in scaled)
+    with pytest.raises(ValueError, match="ladder"):
+        pair_diagnostic(128, **setting, partial=0.25, ladder="sideways")
+    with pytest.raises(TypeError, match="scaling"):
+        pair_diagnostic(128, **setting, scaling="yarn")
+
 def test_relative_score_curve() -> None:
     distances = torch.arange(0, 200)
     plain = relative_score_curve(distances, 64)
