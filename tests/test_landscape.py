@@ -59,3 +59,11 @@ def test_the_table_renders_as_markdown_with_one_line_per_row() -> None:
     assert len(lines) == len(ROWS) + 2 and all(line.startswith("| ") or line.startswith("|---") for line in lines)
     assert all(line.count("|") == len(COLUMNS) + 1 for line in lines[2:])  # no cell holds a '|'
     assert len(provenance_markdown().splitlines()) == len(ROWS)
+
+
+def test_the_chapter_renders_the_table_as_myst() -> None:
+    # A Markdown output renders as CommonMark unless the cell asks for MyST: no pipe tables, no citations.
+    cells = [cell for cell in json.loads(CHAPTER.read_text())["cells"] if cell["cell_type"] == "code"]
+    shown = [cell for cell in cells if "".join(cell["source"]).startswith(("Markdown(markdown_table", "Markdown(\":::"))]
+    assert len(shown) == 2
+    assert all(cell["metadata"].get("mystnb", {}).get("markdown_format") == "myst" for cell in shown)
