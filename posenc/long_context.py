@@ -9,8 +9,6 @@ published implementation or paper states:
 * :func:`static_dynamic_ntk_factor`: the NTK factor of vLLM's former "dynamic" scaling,
   computed once for the longest length it serves, ``s**2 - (s - 1)``, whatever the input
   (vLLM issues 3488, 5093 and 41236).
-* :func:`yarn_zones`: how many pairs YaRN keeps, ramps and interpolates; with a static
-  factor that is so for every input, long or short.
 * :func:`softmax_with_sink`: attention with a learned sink logit per head (gpt-oss): the
   weights on the real keys sum to less than one.
 * :func:`streaming_cache`: StreamingLLM's cache (Xiao et al., 2024): a few first tokens plus
@@ -29,13 +27,12 @@ from typing import Any
 import torch
 
 from posenc.checks import check_nonnegative_int, check_positive_float, check_positive_int
-from posenc.rope_scaling import dynamic_ntk_inverse_frequencies, yarn_correction_range
+from posenc.rope_scaling import dynamic_ntk_inverse_frequencies
 
 __all__ = [
     "batch_seq_len",
     "dynamic_ntk_batch_frequencies",
     "static_dynamic_ntk_factor",
-    "yarn_zones",
     "softmax_with_sink",
     "streaming_cache",
     "llama4_query_scale",
@@ -74,21 +71,6 @@ def static_dynamic_ntk_factor(factor: float) -> float:
     if factor < 1.0:
         raise ValueError(f"factor must be >= 1, got {factor}")
     return factor * factor - (factor - 1.0)
-
-
-def yarn_zones(
-    d_head: int, *, train_len: int, base: float = 10000.0, beta_fast: float = 32.0, beta_slow: float = 1.0,
-) -> tuple[int, int, int]:
-    """``(kept, ramped, interpolated)``: how many of the ``d_head // 2`` pairs YaRN keeps, blends and divides by ``s``.
-
-    From the authors' (rounded) ramp, :func:`posenc.rope_scaling.yarn_correction_range`.
-    """
-    low, high = yarn_correction_range(d_head, train_len=train_len, base=base, beta_fast=beta_fast,
-                                      beta_slow=beta_slow)
-    n = d_head // 2
-    kept = min(int(low) + 1, n)  # pair `low` has ramp value 0: still kept
-    interpolated = max(n - int(high), 0)  # pairs from `high` on have ramp value 1
-    return kept, n - kept - interpolated, interpolated
 
 
 def softmax_with_sink(scores: Any, sink: float) -> torch.Tensor:

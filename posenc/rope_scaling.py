@@ -53,6 +53,8 @@ __all__ = [
     "yarn_correction_range",
     "yarn_inverse_frequencies",
     "yarn_attention_factor",
+    "YarnZones",
+    "yarn_zones",
     "yarn_mscale",
     "llama3_inverse_frequencies",
     "longrope_inverse_frequencies",
@@ -249,6 +251,74 @@ def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
     factor = check_positive_float("factor", factor)
     mscale = check_positive_float("mscale", mscale)
     return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
+
+
+@dataclass(frozen=True)
+class YarnZones:
+    """How YaRN splits a head's pairs: kept, blended on the ramp, interpolated (pair indices, fastest first).
+
+    Attributes:
+        kept: pairs whose speed YaRN leaves alone.
+        ramp: pairs it blends between kept and interpolated.
+        interpolated: pairs it slows by the factor, like PI.
+        n_pairs: ``d_head // 2``.
+    """
+
+    kept: tuple[int, ...]
+    ramp: tuple[int, ...]
+    interpolated: tuple[int, ...]
+    n_pairs: int
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        """``(kept, ramp, interpolated)``: how many pairs each zone holds."""
+        return len(self.kept), len(self.ramp), len(self.interpolated)
+
+    @property
+    def shares(self) -> dict[str, float]:
+        """Each zone's share of the pairs: ``{"kept": ..., "ramp": ..., "interpolated": ...}``."""
+        return {name: len(getattr(self, name)) / self.n_pairs for name in ("kept", "ramp", "interpolated")}
+
+    def every_zone_holds(self, share: float = 0.1) -> bool:
+        """True if each zone holds at least ``share`` of the pairs: the regime YaRN's constants were chosen for."""
+        return min(self.shares.values()) >= share
+
+
+def yarn_zones(
+    d_head: int, *, train_len: int, base: float = 10000.0, beta_fast: float = 32.0, beta_slow: float = 1.0,
+    ramp: str = "index",
+) -> YarnZones:
+    """Split the pairs of a ``d_head``-wide RoPE into YaRN's three zones.
+
+    ``ramp="index"`` (default): as the authors' code and Hugging Face ramp
+    (:func:`yarn_correction_range`): pairs up to ``low`` are kept (``low`` has ramp value 0),
+    pairs from ``high`` on are interpolated. ``ramp="rotations"``: as the paper defines them, by
+    the turns ``r_i = train_len * theta_i / (2 pi)`` each pair makes within the training window:
+    ``r_i >= beta_fast`` kept, ``r_i <= beta_slow`` interpolated. In a real model (``d_head``
+    128, 4,096 tokens) each zone holds many pairs and the two agree closely; in a toy model with
+    a short window no pair turns ``beta_fast`` times, the paper's rule keeps none, and the
+    code's clamp at pair 0 keeps one.
+
+    Example: ``yarn_zones(64, train_len=512, ramp="rotations")`` keeps pairs 0-3, ramps 4-15,
+    interpolates 16-31.
+    """
+    speeds = rope_inverse_frequencies(d_head, base=base)  # validates d_head and base
+    train_len = check_positive_int("train_len", train_len)
+    beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
+    ramp = check_choice("ramp", ramp, YARN_RAMPS)
+    n = d_head // 2
+    if ramp == "index":
+        low, high = yarn_correction_range(d_head, train_len=train_len, base=base, beta_fast=beta_fast,
+                                          beta_slow=beta_slow)
+        low, high = int(low), int(high)  # whole pairs: yarn_correction_range truncates by default
+        kept = tuple(range(min(low + 1, n)))
+        interpolated = tuple(range(max(high, len(kept)), n))
+    else:
+        turns = (train_len * speeds / (2 * math.pi)).tolist()
+        kept = tuple(i for i, r in enumerate(turns) if r >= beta_fast)
+        interpolated = tuple(i for i, r in enumerate(turns) if r <= beta_slow)
+    middle = tuple(i for i in range(n) if i not in kept and i not in interpolated)
+    return YarnZones(kept, middle, interpolated, n)
 
 
 def yarn_attention_factor(factor: float, *, mscale: float | None = None, mscale_all_dim: float | None = None) -> float:

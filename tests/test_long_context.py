@@ -16,7 +16,6 @@ from posenc.long_context import (
     softmax_with_sink,
     static_dynamic_ntk_factor,
     streaming_cache,
-    yarn_zones,
 )
 from posenc.relative import rope_inverse_frequencies
 from posenc.rope_scaling import dynamic_ntk_inverse_frequencies
@@ -49,13 +48,6 @@ def test_static_dynamic_ntk_factor() -> None:
     assert static_dynamic_ntk_factor(1.0) == 1.0
     assert static_dynamic_ntk_factor(2.0) == 3.0  # 2 * 2 - 1: NTK for three times the length, at every length
     assert static_dynamic_ntk_factor(4.0) == 13.0
-
-
-def test_yarn_zones_partition_the_pairs() -> None:
-    assert yarn_zones(16, train_len=16) == (1, 0, 7)  # chapter 11's toy: pair 0 kept, the ramp ends at pair 1
-    assert yarn_zones(128, train_len=32768, base=1e6) == (24, 16, 24)  # Qwen3 x4: ramp over pairs 24..39
-    assert yarn_zones(64, train_len=4096) == (11, 12, 9)  # DeepSeek-V3's rotated slice: ramp 11..22
-    assert sum(yarn_zones(128, train_len=4096)) == 64
 
 
 def test_a_sink_takes_weight_from_every_key() -> None:

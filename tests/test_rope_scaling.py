@@ -27,6 +27,7 @@ from posenc.rope_scaling import (
     yarn_correction_range,
     yarn_inverse_frequencies,
     yarn_mscale,
+    yarn_zones,
 )
 from posenc.train import TrainConfig, train
 
@@ -472,3 +473,36 @@ def test_stored_scaling_run_reproduces() -> None:
     _, again, difference = reproduce(stored[0])
     assert {"new@64:yarn", "short@64:pi", "ft_new@32:llama3"} <= set(again.metrics)
     assert difference == 0.0, again.metrics
+
+
+# -- YaRN's zones of pairs, as the code ramps and as the paper defines them ---------------------
+def test_yarn_zones_as_the_code_ramps() -> None:
+    assert yarn_zones(16, train_len=16).counts == (1, 0, 7)  # chapter 11's toy: pair 0 kept by the clamp
+    assert yarn_zones(128, train_len=32768, base=1e6).counts == (24, 16, 24)  # Qwen3 x4: ramp over pairs 24..39
+    assert yarn_zones(64, train_len=4096).counts == (11, 12, 9)  # DeepSeek-V3's rotated slice
+    assert sum(yarn_zones(128, train_len=4096).counts) == 64
+    low, high = yarn_correction_range(64, train_len=4096)
+    zones = yarn_zones(64, train_len=4096)
+    assert zones.kept[-1] == low and zones.interpolated[0] == high
+
+
+def test_yarn_zones_as_the_paper_defines_them() -> None:
+    zones = yarn_zones(64, train_len=512, ramp="rotations")  # 81.5 * 10000**(-i/32) turns
+    assert zones.kept == tuple(range(4)) and zones.ramp == tuple(range(4, 16)) and zones.interpolated == tuple(range(16, 32))
+    assert zones.every_zone_holds(0.1) and zones.shares == {"kept": 0.125, "ramp": 0.375, "interpolated": 0.5}
+    assert min(yarn_zones(128, train_len=4096, ramp="rotations").shares.values()) > 0.2  # Llama 2's regime
+    toy = yarn_zones(16, train_len=16, ramp="rotations")  # no pair turns 32 times
+    assert toy.kept == () and not toy.every_zone_holds(0.1)
+    ratio = (yarn_inverse_frequencies(64, factor=4.0, train_len=512, ramp="rotations")
+             / yarn_inverse_frequencies(64, factor=1.0, train_len=512)).tolist()
+    assert all(ratio[i] == 1.0 for i in zones.kept) and all(ratio[i] == pytest.approx(0.25) for i in zones.interpolated)
+    assert all(0.25 < ratio[i] < 1.0 for i in zones.ramp)
+
+
+def test_yarn_zones_reject_bad_input() -> None:
+    with pytest.raises(ValueError, match="train_len"):
+        yarn_zones(64, train_len=0)
+    with pytest.raises(ValueError, match="beta_fast must be > beta_slow"):
+        yarn_zones(64, train_len=512, beta_fast=1.0, beta_slow=2.0)
+    with pytest.raises(ValueError, match="ramp"):
+        yarn_zones(64, train_len=512, ramp="linear")
