@@ -45,7 +45,16 @@ import torch
 from sklearn.decomposition import PCA
 from sklearn.metrics.pairwise import cosine_similarity
 
-from posenc.checks import check_nonnegative_int, check_positive_float, check_positive_int
+from posenc.checks import (
+    check_bool,
+    check_int,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+    check_real,
+    check_reals,
+    check_text,
+)
 from posenc.models import TinyTransformer, TransformerBlock
 
 __all__ = [
@@ -82,8 +91,11 @@ __all__ = [
 def _real_array(values: Any, name: str) -> np.ndarray:
     """``values`` (array-like or torch tensor: detached, on the CPU) as a numpy array of real
     numbers; a TypeError names ``name`` otherwise."""
-    if hasattr(values, "detach"):
-        values = values.detach().cpu().numpy()
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu()
+        if values.dtype in (torch.float16, torch.bfloat16):
+            values = values.float()  # numpy has no bfloat16; float32 holds both half formats exactly
+        values = values.numpy()
     array = np.asarray(values)
     if array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold real numbers, got an array of dtype {array.dtype}")
@@ -101,6 +113,8 @@ def as_table(table: Any, *, name: str = "table", min_rows: int = 2) -> np.ndarra
     Returns:
         A float64 array of shape ``(n_positions, d_model)`` (a copy when a conversion was needed).
     """
+    check_text("name", name, empty=False)
+    min_rows = check_positive_int("min_rows", min_rows)
     array = _real_array(table, name)
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-D with shape (n_positions, d_model), got shape {array.shape}")
@@ -218,13 +232,21 @@ def similarity_summary(
         near_band: offsets ``(low, high)`` of the middle band, both included.
         far_from: the far band is every offset ``>= far_from``.
     """
+    _check_band(near_band)
+    check_positive_int("far_from", far_from)
     return _summary_from_similarity(cosine_similarity_matrix(table), near_band=near_band, far_from=far_from)
+
+
+def _check_band(near_band: Any) -> tuple[int, int]:
+    if not isinstance(near_band, tuple | list) or len(near_band) != 2:
+        raise TypeError(f"near_band must be a (low, high) pair of offsets such as (10, 50), got {near_band!r}")
+    return check_positive_int("near_band[0]", near_band[0]), check_positive_int("near_band[1]", near_band[1])
 
 
 def _summary_from_similarity(
     similarity: np.ndarray, *, near_band: tuple[int, int], far_from: int
 ) -> SimilaritySummary:
-    low, high = (check_positive_int("near_band[0]", near_band[0]), check_positive_int("near_band[1]", near_band[1]))
+    low, high = _check_band(near_band)
     far_from = check_positive_int("far_from", far_from)
     n = similarity.shape[0]
     if n <= low:
@@ -277,6 +299,7 @@ def distance_by_offset(table: Any, *, max_offset: int | None = None, relative: b
         ``p = 0 .. n_positions - 1 - Δ``; entry 0 is 0.
     """
     array = as_table(table)
+    relative = check_bool("relative", relative)
     n = array.shape[0]
     max_offset = n - 1 if max_offset is None else check_nonnegative_int("max_offset", max_offset)
     if max_offset > n - 1:
@@ -404,8 +427,7 @@ def components_for_share(table: Any, share: float) -> int:
         share: in (0, 1].
     """
     array = as_table(table)
-    if not (isinstance(share, (int, float)) and 0 < share <= 1):
-        raise ValueError(f"share must be a number in (0, 1], got {share!r}")
+    share = check_real("share", share, low=0.0, low_open=True, high=1.0)
     singular = np.linalg.svd(array - array.mean(axis=0), compute_uv=False)
     cumulative = np.cumsum(singular**2) / np.sum(singular**2)
     # The tolerance keeps share=1.0 from running past the last component through rounding.
@@ -430,9 +452,11 @@ def variance_by_period(table: Any, edges: Sequence[float]) -> np.ndarray:
         ``(len(edges) - 1,)`` shares of the total variance.
     """
     array = as_table(table)
-    bounds = np.asarray(edges, dtype=np.float64)
+    if isinstance(edges, str | bytes):
+        raise TypeError(f"edges must be a sequence of periods (numbers), got the string {edges!r}")
+    bounds = check_reals("edges", edges).numpy()
     if bounds.ndim != 1 or bounds.size < 2 or not np.all(np.isfinite(bounds)) or np.any(np.diff(bounds) <= 0):
-        raise ValueError(f"edges must be at least two increasing finite periods, got {list(edges)!r}")
+        raise ValueError(f"edges must be at least two increasing finite periods, got {edges!r}")
     centred = array - array.mean(axis=0)
     power = (np.abs(np.fft.rfft(centred, axis=0)) ** 2).sum(axis=1)
     power[0] = 0.0  # the mean, zero after centring
@@ -612,6 +636,7 @@ def analyze_table(
         near_band, far_from: bands of :func:`similarity_summary`.
     """
     array = as_table(table)
+    _check_band(near_band)
     n_components = min(check_positive_int("n_components", n_components), min(array.shape))
     n_periodic = check_positive_int("n_periodic", n_periodic)
     if n_periodic > n_components:
@@ -787,6 +812,8 @@ def position_only_logits(
     x = as_table(table, min_rows=1)
     d_model = x.shape[1]
     n_heads = check_positive_int("n_heads", n_heads)
+    eps = check_positive_float("layer_norm_eps", layer_norm_eps)
+    scale = check_bool("scale", scale)
     if d_model % n_heads:
         raise ValueError(f"n_heads={n_heads} must divide d_model={d_model} (the table's width)")
     projections = []
@@ -801,7 +828,6 @@ def position_only_logits(
     if layer_norm is not None:
         if not isinstance(layer_norm, tuple) or len(layer_norm) != 2:
             raise ValueError(f"layer_norm must be a (weight, bias) pair or None, got {type(layer_norm).__name__}")
-        eps = check_positive_float("layer_norm_eps", layer_norm_eps)
         x = _layer_norm(x, _as_vector(layer_norm[0], "layer_norm weight", d_model),
                         _as_vector(layer_norm[1], "layer_norm bias", d_model), eps)
     d_head = d_model // n_heads
@@ -826,6 +852,7 @@ def peak_offsets(logits: Any, *, causal: bool = False) -> np.ndarray:
         0 = the query itself. A head that attends ``k`` positions back peaks at ``-k``. Ties
         go to the first (leftmost) key.
     """
+    causal = check_bool("causal", causal)
     array = _real_array(logits, "logits")
     if array.ndim != 3:
         raise ValueError(f"logits must be 3-D (n_heads, n_queries, n_keys), got shape {array.shape}")
@@ -865,11 +892,12 @@ class HeadPeaks:
     shares: dict[int, float]
 
     def share(self, offset: int) -> float:
-        """Share of queries peaking at ``offset`` (0 if none)."""
-        return self.shares.get(int(offset), 0.0)
+        """Share of queries peaking at ``offset`` (0 if none; offsets may be negative)."""
+        return self.shares.get(check_int("offset", offset), 0.0)
 
     def window(self, low: int, high: int) -> dict[int, float]:
-        """``{offset: share}`` for every offset in ``[low, high]`` (both included), zeros kept."""
+        """``{offset: share}`` for every offset in ``[low, high]`` (both included, negative allowed), zeros kept."""
+        low, high = check_int("low", low), check_int("high", high)
         if high < low:
             raise ValueError(f"high must be >= low, got low={low}, high={high}")
         return {offset: self.share(offset) for offset in range(int(low), int(high) + 1)}

@@ -16,7 +16,17 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from posenc.analysis import HeadPeaks, TableAnalysis, as_table, peak_offset_shares, peak_offsets
-from posenc.checks import check_positive_int
+from posenc.checks import (
+    check_bool,
+    check_instance,
+    check_int,
+    check_int_sequence,
+    check_mapping,
+    check_nonnegative_int,
+    check_positive_int,
+    check_reals,
+    check_text,
+)
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import DIVERGING, OKABE_ITO, SEQUENTIAL, colour, describe, heatmap, new_figure, thin_indices
 
@@ -53,6 +63,26 @@ def _fmt(value: float) -> str:
     return "0.000" if text == "-0.000" else text
 
 
+def _check_series(name: str, curves: object) -> dict[str, np.ndarray]:
+    """``name -> values``: a non-empty dict of 1-D arrays of finite numbers, as float64 arrays."""
+    check_mapping(name, curves, min_len=1, what="a dict of table name -> 1-D values", item="table")
+    assert isinstance(curves, Mapping)
+    series = {}
+    for key, values in curves.items():
+        array = check_reals(f"{name}[{key!r}]", values).numpy()
+        if array.ndim != 1 or array.size == 0:
+            raise ValueError(f"{name}[{key!r}] must be a non-empty 1-D array, got shape {array.shape}")
+        series[key] = array
+    return series
+
+
+def _check_analyses(analyses: object) -> None:
+    check_mapping("analyses", analyses, min_len=1, what="a dict of table name -> analyze_table(...)", item="table")
+    assert isinstance(analyses, Mapping)
+    for name, result in analyses.items():
+        check_instance(f"analyses[{name!r}]", result, TableAnalysis, what="a TableAnalysis (analyze_table(...))")
+
+
 def subsample_square(matrix: np.ndarray, max_cells: int = 128) -> tuple[np.ndarray, np.ndarray]:
     """Every ``k``-th row and column of a square matrix (:func:`posenc.plots.thin_indices`), so at most
     ``max_cells`` remain per side.
@@ -77,7 +107,9 @@ def subsample_square(matrix: np.ndarray, max_cells: int = 128) -> tuple[np.ndarr
 
 def similarity_heatmap(similarity: np.ndarray, *, name: str, max_cells: int = 128) -> go.Figure:
     """Cosine-similarity matrix of one table as a heatmap on a fixed ``[-1, 1]`` colour scale."""
-    sub, positions = subsample_square(similarity, max_cells)
+    check_text("name", name, empty=False)
+    array = as_table(similarity, name="similarity", min_rows=1)
+    sub, positions = subsample_square(array, max_cells)
     stride = int(positions[1] - positions[0]) if positions.size > 1 else 1
     note = "" if stride == 1 else f" (every {stride}th position)"
     return heatmap(
@@ -108,14 +140,17 @@ def offset_profiles(
 
     Args:
         curves: table name -> ``(n,)`` values for offsets ``0 .. n - 1``.
-        max_offset: largest offset drawn (default: all).
+        max_offset: largest offset drawn (default: all); a shorter curve ends at its own last offset.
         log_x: logarithmic offset axis (short and long offsets both stay readable).
     """
+    curves = _check_series("curves", curves)
+    if max_offset is not None:
+        max_offset = check_positive_int("max_offset", max_offset)
+    log_x = check_bool("log_x", log_x)
     fig = new_figure(title=title, x_title="offset Δ between positions (positions)", y_title=y_title,
                      alt=alt, caption=caption)
     series = {}
     for name, values in curves.items():
-        values = np.asarray(values, dtype=float)
         top = values.size - 1 if max_offset is None else min(max_offset, values.size - 1)
         series[name] = (np.arange(1, top + 1), values[1 : top + 1])
     _add_lines(fig, series)
@@ -126,6 +161,7 @@ def offset_profiles(
 
 def cumulative_variance_figure(ratios: Mapping[str, np.ndarray], *, k: int = 10) -> go.Figure:
     """Cumulative share of variance of the first ``k`` principal components, one line per table."""
+    ratios = _check_series("ratios", ratios)
     k = check_positive_int("k", k)
     fig = new_figure(
         title="How much of each table do the first components carry?",
@@ -136,7 +172,7 @@ def cumulative_variance_figure(ratios: Mapping[str, np.ndarray], *, k: int = 10)
     )
     series = {}
     for name, values in ratios.items():
-        cumulative = 100.0 * np.cumsum(np.asarray(values, dtype=float)[:k])
+        cumulative = 100.0 * np.cumsum(values[:k])
         series[name] = (np.arange(1, cumulative.size + 1), cumulative)
     _add_lines(fig, series, mode="lines+markers")
     fig.update_yaxes(range=[0, 100])
@@ -157,8 +193,11 @@ def components_grid(
         max_positions: show only the first positions: one number for every panel, or
             ``{name: number}`` for some panels (fast components are unreadable over 512 positions).
     """
+    _check_analyses(analyses)
     n_components = check_positive_int("n_components", n_components)
     names = list(analyses)
+    if max_positions is not None and not isinstance(max_positions, Mapping):
+        check_positive_int("max_positions", max_positions)
     limits = dict(max_positions) if isinstance(max_positions, Mapping) else {n: max_positions for n in names}
     unknown = sorted(set(limits) - set(names))
     if unknown:
@@ -211,8 +250,13 @@ def pair_trajectory(first: np.ndarray, second: np.ndarray, *, name: str, labels:
         name: the table's name (for the title and alt text).
         connect: how many leading positions to join with a line (0 for none).
     """
-    a = np.asarray(first, dtype=float)
-    b = np.asarray(second, dtype=float)
+    a = check_reals("first", first).numpy()
+    b = check_reals("second", second).numpy()
+    check_text("name", name, empty=False)
+    if isinstance(labels, str) or not isinstance(labels, tuple | list) or len(labels) != 2:
+        raise TypeError(f"labels must be a pair of axis names such as ('PC1', 'PC2'), got {labels!r}")
+    labels = (check_text("labels[0]", labels[0]), check_text("labels[1]", labels[1]))
+    connect = check_nonnegative_int("connect", connect)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"first and second must be 1-D of equal length, got shapes {a.shape} and {b.shape}")
     fig = new_figure(
@@ -247,8 +291,7 @@ def norms_figure(norms: Mapping[str, np.ndarray]) -> go.Figure:
         "one line per table.",
     )
     series = {}
-    for name, values in norms.items():
-        values = np.asarray(values, dtype=float)
+    for name, values in _check_series("norms", norms).items():
         series[name] = (np.arange(values.size), values / values.mean())
     return _add_lines(fig, series, width=1.5)
 
@@ -269,11 +312,10 @@ def analysis_explorer(
         max_cells: heatmaps keep at most this many positions per side (every k-th position).
         n_components: principal components drawn.
     """
-    if not analyses:
-        raise ValueError("analyses must hold at least one table")
+    _check_analyses(analyses)
     names = list(analyses)
     longest = max(a.similarity.shape[0] for a in analyses.values())
-    windows = sorted({check_positive_int("windows entry", w) for w in windows})
+    windows = sorted(set(check_int_sequence("windows", windows, min_len=1)))
     if windows[-1] > longest:
         raise ValueError(f"windows must be <= the longest table ({longest} rows), got {windows}")
     n_components = check_positive_int("n_components", n_components)
@@ -373,9 +415,18 @@ def peak_share_figure(
         alt: alt text (a default describing the layout is used if ``None``).
         title: the figure's title (say what the peaks are peaks of).
     """
-    if not peaks:
-        raise ValueError("peaks must hold at least one table")
-    low, high = int(window[0]), int(window[1])
+    check_mapping("peaks", peaks, min_len=1, what="a dict of table name -> peak_offset_shares(...)", item="table")
+    for name, heads in peaks.items():
+        if isinstance(heads, str) or not isinstance(heads, Sequence):
+            raise TypeError(f"peaks[{name!r}] must be a sequence of HeadPeaks (peak_offset_shares(...)), got {heads!r}")
+        for index, head in enumerate(heads):
+            check_instance(f"peaks[{name!r}][{index}]", head, HeadPeaks)
+    if not isinstance(window, tuple | list) or len(window) != 2:
+        raise TypeError(f"window must be a (low, high) pair of offsets such as (-8, 8), got {window!r}")
+    low, high = check_int("window[0]", window[0]), check_int("window[1]", window[1])
+    if alt is not None:
+        check_text("alt", alt, empty=False)
+    check_text("title", title)
     if high < low:
         raise ValueError(f"window must be (low, high) with low <= high, got {window}")
     names = list(peaks)
@@ -426,13 +477,13 @@ def attention_explorer(
         max_cells: queries and keys shown per side.
         causal: count only keys ``j <= i`` when finding peaks.
     """
-    if not logits:
-        raise ValueError("logits must hold at least one table")
+    check_mapping("logits", logits, min_len=1, what="a dict of table name -> (n_heads, n, n) logits", item="table")
     max_cells = check_positive_int("max_cells", max_cells)
+    causal = check_bool("causal", causal)
     names = list(logits)
     arrays: dict[str, np.ndarray] = {}
     for name in names:
-        array = np.asarray(logits[name], dtype=float)
+        array = check_reals(f"logits[{name!r}]", logits[name]).numpy()
         if array.ndim != 3 or array.shape[1] != array.shape[2]:
             raise ValueError(f"logits[{name!r}] must have shape (n_heads, n, n), got {array.shape}")
         arrays[name] = array

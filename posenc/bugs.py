@@ -1,4 +1,4 @@
-"""Spot the bug: nine plausible pieces of position code, each with one bug reported in public trackers.
+"""Spot the bug: eleven plausible pieces of position code, each with one bug reported in public trackers.
 
 Every bug comes as three things:
 
@@ -11,7 +11,7 @@ Every bug comes as three things:
 
 :func:`check_fails` runs a check that is expected to fail and returns its message (it raises
 if the check passes), so a notebook can show the failure without stopping. :data:`BUGS` lists
-the nine cases.
+the eleven cases.
 
 The bugs:
 
@@ -33,6 +33,11 @@ The bugs:
    with the cached keys left at older speeds (fix: :func:`generate_dynamic_ntk_fixed`).
 9. :func:`alibi_slopes_geometric`: ALiBi's geometric slopes for any head count
    (fix: :func:`posenc.relative.alibi_slopes`).
+10. :func:`rotary_inverse_frequencies`: RoPE's frequencies built from a model config's base and
+    head width, its scaling ignored (fix: :func:`rotary_inverse_frequencies_fixed`, which reads
+    the whole config with :func:`posenc.rope_config.rope_settings`).
+11. :func:`generate_longrope_cached`: LongRoPE's short-to-long switch with a KV cache whose keys
+    keep the short factors' rotations (fix: :func:`generate_longrope_fixed`).
 """
 
 from __future__ import annotations
@@ -45,16 +50,25 @@ from typing import Any
 import torch
 from torch import nn
 
-from posenc.checks import check_positive_int
+from posenc.checks import (
+    check_callable,
+    check_even_int,
+    check_int,
+    check_nonnegative_int,
+    check_positive_int,
+    check_tensor,
+)
 from posenc.relative import alibi_slopes, apply_rope, rope_inverse_frequencies
+from posenc.rope_config import check_rope_frequencies, rope_settings
 from posenc.rope_practice import (
     permute_rotary_weight,
     rope_attention,
     rope_attention_scores,
     rope_cos_sin,
 )
-from posenc.rope_scaling import RopeScaling
+from posenc.rope_scaling import LongRopeScaling, RopeScaling
 from posenc.sinusoidal import (
+    EVEN_WIDTH,
     SinusoidalPositionalEncoding,
     layout_permutation,
     rotation_matrix,
@@ -64,6 +78,11 @@ from posenc.sinusoidal import (
 
 __all__ = [
     "BUGS",
+    "CONFIG_CASES",
+    "LONGROPE_D_HEAD",
+    "LONGROPE_PROMPT_LEN",
+    "LONGROPE_TOKENS",
+    "LONGROPE_TRAIN_LEN",
     "CACHE_REQUESTS",
     "CACHE_ROWS",
     "CACHE_WIDTH",
@@ -79,7 +98,16 @@ __all__ = [
     "check_alibi_slopes",
     "check_cached_table",
     "check_dynamic_ntk_cache",
+    "check_config_scaling",
     "check_embedding_scale",
+    "check_longrope_cache",
+    "config_scaling_report",
+    "generate_longrope_cached",
+    "generate_longrope_fixed",
+    "longrope_case",
+    "longrope_gaps",
+    "rotary_inverse_frequencies",
+    "rotary_inverse_frequencies_fixed",
     "check_fails",
     "check_interleaved_layout",
     "check_odd_width",
@@ -113,10 +141,16 @@ Check = Callable[[Any], Any]
 
 
 def _check_callable(name: str, value: Any) -> Callable[..., Any]:
-    if not callable(value):
-        raise TypeError(f"{name} must be a function (the implementation to test), got {value!r} "
-                        f"of type {type(value).__name__}")
-    return value
+    """An implementation to test must be a function."""
+    return check_callable(name, value)
+
+
+def _check_table(table: Any) -> torch.Tensor:
+    """A paper-layout table: a floating-point ``(seq_len, d_model)`` tensor with an even ``d_model``."""
+    check_tensor("table", table, ndim=2, floating=True, shape="(seq_len, d_model)")
+    if table.shape[1] % 2:
+        raise ValueError(f"table must have an even d_model (sin/cos pairs), got shape {tuple(table.shape)}")
+    return table
 
 
 def _require(condition: bool, message: str) -> None:
@@ -139,6 +173,7 @@ def check_fails(check: Check, implementation: Any) -> str:
         AssertionError: if the check passes, i.e. it does not expose the bug it was written for.
     """
     _check_callable("check", check)
+    _check_callable("implementation", implementation)  # every check of this module tests a function
     try:
         check(implementation)
     except AssertionError as error:
@@ -186,6 +221,7 @@ def pair_radius_error(table: torch.Tensor) -> float:
     Args:
         table: ``(seq_len, d_model)`` with ``d_model`` even.
     """
+    table = _check_table(table)
     pairs = table[:, 0::2].double() ** 2 + table[:, 1::2].double() ** 2
     return float((pairs - 1.0).abs().max())
 
@@ -251,7 +287,10 @@ def shift_error(table: torch.Tensor, k: int) -> float:
 
     Args:
         table: ``(seq_len, d_model)`` rows for positions ``0 .. seq_len - 1`` (``seq_len > k``).
+        k: the shift, ``0 <= k < seq_len``.
     """
+    table = _check_table(table)
+    k = check_int("k", k, low=0, high=table.shape[0] - 1)
     shift = rotation_matrix(k, table.shape[-1])
     rows = table.double()
     return float((rows[k:] - rows[:-k] @ shift.T).abs().max())
@@ -326,9 +365,10 @@ def token_position_ratio(
     dominates: two different tokens at one position are closer than one token at two positions.
     """
     _check_callable("embed", embed)
-    d_model, vocab_size = check_positive_int("d_model", d_model), check_positive_int("vocab_size", vocab_size)
+    d_model = check_even_int("d_model", d_model, why=EVEN_WIDTH)
+    vocab_size = check_positive_int("vocab_size", vocab_size)
     samples, max_position = check_positive_int("samples", samples), check_positive_int("max_position", max_position)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
     embedding = nn.Embedding(vocab_size, d_model)
     with torch.no_grad():
         embedding.weight.normal_(0.0, d_model**-0.5, generator=generator)
@@ -495,6 +535,12 @@ def half_split_scores_fixed(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tenso
 
 def interleaved_reference_scores(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor) -> torch.Tensor:
     """The logits of the head as trained: interleaved RoPE, the weights as they are. ``(seq_len, seq_len)``."""
+    check_tensor("x", x, ndim=2, floating=True, shape="(seq_len, d_in)")
+    for name, weight in (("w_q", w_q), ("w_k", w_k)):
+        check_tensor(name, weight, ndim=2, floating=True, shape=f"(d_head, d_in={x.shape[1]})")
+        if weight.shape[1] != x.shape[1] or weight.dtype != x.dtype:
+            raise ValueError(f"{name} must have shape (d_head, {x.shape[1]}) and x's dtype {x.dtype}, got "
+                             f"{tuple(weight.shape)} {weight.dtype}")
     positions = torch.arange(x.shape[0])
     return rope_attention_scores(x @ w_q.T, x @ w_k.T, positions, layout="interleaved")
 
@@ -651,7 +697,7 @@ def dynamic_ntk_gaps(generate: Callable[..., torch.Tensor], *, seed: int = 0) ->
         float64 ``(32,)``.
     """
     _check_callable("generate", generate)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
     shape = (NTK_TOKENS, NTK_D_HEAD)
     q, k, v = (torch.randn(shape, generator=generator, dtype=torch.float64) for _ in range(3))
     scaling = RopeScaling("dynamic_ntk", train_len=NTK_TRAIN_LEN)
@@ -707,6 +753,198 @@ def _short(values: torch.Tensor) -> str:
     return "[" + ", ".join(f"{float(v):.3g}" for v in values) + "]"
 
 
+# -- 10. a config's RoPE scaling ignored, or applied to the wrong layers ---------------------------------------
+def rotary_inverse_frequencies(config: dict[str, Any], layer_type: str | None = None) -> torch.Tensor:
+    """RoPE's inverse frequencies for one attention layer of a model, from its Hugging Face config.
+
+    Args:
+        config: the model's ``config.json`` as a dict (transformers v5 keeps the base in
+            ``rope_parameters``, nested by layer type for models whose layers differ).
+        layer_type: e.g. ``"full_attention"`` for a model whose config nests its RoPE by layer type.
+
+    Returns:
+        float64 ``(head_dim // 2,)``.
+    """
+    params = config.get("rope_parameters") or {}
+    if layer_type is not None:
+        params = params[layer_type]
+    base = params.get("rope_theta", config.get("rope_theta", 10000.0))
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    return 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+
+
+def rotary_inverse_frequencies_fixed(config: dict[str, Any], layer_type: str | None = None) -> torch.Tensor:
+    """As :func:`rotary_inverse_frequencies`, reading the whole RoPE entry: its ``rope_type`` and parameters
+    (:func:`posenc.rope_config.rope_settings`), per layer type where the config nests them."""
+    return rope_settings(config, layer_type=layer_type).inverse_frequencies()
+
+
+_LLAMA3 = {"rope_type": "llama3", "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+           "original_max_position_embeddings": 8192, "rope_theta": 500000.0}
+#: The configs of the scaling check: ``(name, config, layer types)``. The RoPE fields are those of
+#: the named models (Llama 3.1 8B, Llama 3.2 1B, Gemma 3 4B); the rest of each config is left out.
+CONFIG_CASES: tuple[tuple[str, dict[str, Any], tuple[str | None, ...]], ...] = (
+    ("Llama 3.1 8B", {"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
+                      "rope_parameters": {**_LLAMA3, "factor": 8.0}}, (None,)),
+    ("Llama 3.2 1B", {"hidden_size": 2048, "num_attention_heads": 32, "head_dim": 64,
+                      "max_position_embeddings": 131072, "rope_parameters": {**_LLAMA3, "factor": 32.0}}, (None,)),
+    ("Llama 3.1 8B, an older file (rope_scaling)",
+     {"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072, "rope_theta": 500000.0,
+      "rope_scaling": {k: v for k, v in {**_LLAMA3, "factor": 8.0}.items() if k != "rope_theta"}}, (None,)),
+    ("Gemma 3 4B", {"hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
+                    "max_position_embeddings": 131072, "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
+                    "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                        "full_attention": {"rope_type": "linear", "factor": 8.0,
+                                                           "rope_theta": 1000000.0}}},
+     ("sliding_attention", "full_attention")),
+)
+
+
+def config_scaling_report(build: Callable[..., torch.Tensor]) -> list[tuple[str, str]]:
+    """For each config and layer type of :data:`CONFIG_CASES`: ``(case, outcome)``, the outcome being the
+    summary of :func:`posenc.rope_config.check_rope_frequencies` or its failure message."""
+    _check_callable("build", build)
+    report = []
+    for name, config, types in CONFIG_CASES:
+        for layer_type in types:
+            case = name + (f", {layer_type} layers" if layer_type else "")
+            try:
+                report.append((case, check_rope_frequencies(config, build(config, layer_type), layer_type=layer_type)))
+            except AssertionError as error:
+                report.append((case, "FAILS: " + str(error)))
+    return report
+
+
+def check_config_scaling(build: Callable[..., torch.Tensor]) -> str:
+    """Check ``build(config, layer_type)`` against each config of :data:`CONFIG_CASES`, layer type by layer type.
+
+    The one comparison: the frequencies the implementation uses against those the config asks
+    for (:func:`posenc.rope_config.check_rope_frequencies`, to float32 rounding).
+    """
+    report = config_scaling_report(build)
+    failures = [f"{case}: {outcome.removeprefix('FAILS: ')}" for case, outcome in report if outcome.startswith("FAILS")]
+    _require(not failures, "; ".join(failures))
+    return f"every layer type of the {len(CONFIG_CASES)} configs gets the frequencies its config asks for"
+
+
+# -- 11. LongRoPE's switch with a KV cache ---------------------------------------------------------------------
+#: The LongRoPE case: a switch at 8 positions, a 4-token prompt, 16 tokens in all, 16-wide heads.
+LONGROPE_TRAIN_LEN, LONGROPE_PROMPT_LEN, LONGROPE_TOKENS, LONGROPE_D_HEAD = 8, 4, 16, 16
+
+
+def longrope_case() -> LongRopeScaling:
+    """The case's scaling: short factors 1 (plain RoPE up to the switch), long factors rising geometrically
+    from 1 (the fastest pair) to 4 (the slowest), as LongRoPE's searched factors do; stretch 4."""
+    n = LONGROPE_D_HEAD // 2
+    return LongRopeScaling(short_factor=(1.0,) * n, long_factor=tuple(4.0 ** (i / (n - 1)) for i in range(n)),
+                           train_len=LONGROPE_TRAIN_LEN, factor=4.0)
+
+
+def generate_longrope_cached(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, prompt_len: int, scaling: LongRopeScaling
+) -> torch.Tensor:
+    """Causal attention with LongRoPE, computed as a generator does: the prompt, then one token at a time.
+
+    Each step computes the speeds for the current length (the largest position + 1, as Hugging
+    Face's ``dynamic_rope_update`` does), rotates the new token's query and key with them and
+    appends the key to the cache.
+
+    Args:
+        q, k: ``(n, d_head)``; v: ``(n, d_v)``: the whole sequence's projections (one head).
+        prompt_len: tokens of the first pass.
+        scaling: a :class:`posenc.rope_scaling.LongRopeScaling`.
+
+    Returns:
+        ``(n, d_v)``: row ``t`` is token ``t``'s output.
+    """
+    n, d_head = q.shape
+    scale = scaling.query_key_scale
+    speeds = scaling.inverse_frequencies(d_head, seq_len=prompt_len)
+    prompt = torch.arange(prompt_len)
+    k_cache = apply_rope(k[:prompt_len], prompt, inverse_frequencies=speeds) * scale
+    q_prompt = apply_rope(q[:prompt_len], prompt, inverse_frequencies=speeds) * scale
+    scores = (q_prompt @ k_cache.T / math.sqrt(d_head)).masked_fill(
+        torch.ones(prompt_len, prompt_len, dtype=torch.bool).triu(1), float("-inf"))
+    outputs = [torch.softmax(scores, dim=-1) @ v[:prompt_len]]
+    for t in range(prompt_len, n):
+        speeds = scaling.inverse_frequencies(d_head, seq_len=t + 1)
+        position = torch.tensor([t])
+        k_cache = torch.cat([k_cache, apply_rope(k[t : t + 1], position, inverse_frequencies=speeds) * scale])
+        q_t = apply_rope(q[t : t + 1], position, inverse_frequencies=speeds) * scale
+        outputs.append(torch.softmax(q_t @ k_cache.T / math.sqrt(d_head), dim=-1) @ v[: t + 1])
+    return torch.cat(outputs)
+
+
+def generate_longrope_fixed(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, prompt_len: int, scaling: LongRopeScaling
+) -> torch.Tensor:
+    """As :func:`generate_longrope_cached`, rotating the whole cache again, once, when the speeds switch.
+
+    Hugging Face's Phi-3 fix drops the cache at the switch and runs the prefix again with the long
+    factors; rotating the cached (unrotated) keys again gives the same keys for less work.
+    """
+    n, d_head = q.shape
+    scale = scaling.query_key_scale
+    prompt = torch.arange(prompt_len)
+    rotated_with = scaling.inverse_frequencies(d_head, seq_len=prompt_len)
+    k_cache = apply_rope(k[:prompt_len], prompt, inverse_frequencies=rotated_with) * scale
+    q_prompt = apply_rope(q[:prompt_len], prompt, inverse_frequencies=rotated_with) * scale
+    scores = (q_prompt @ k_cache.T / math.sqrt(d_head)).masked_fill(
+        torch.ones(prompt_len, prompt_len, dtype=torch.bool).triu(1), float("-inf"))
+    outputs = [torch.softmax(scores, dim=-1) @ v[:prompt_len]]
+    for t in range(prompt_len, n):
+        speeds = scaling.inverse_frequencies(d_head, seq_len=t + 1)
+        if not torch.equal(speeds, rotated_with):  # the switch: every cached key again, with the new speeds
+            k_cache = apply_rope(k[:t], torch.arange(t), inverse_frequencies=speeds) * scale
+            rotated_with = speeds
+        position = torch.tensor([t])
+        k_cache = torch.cat([k_cache, apply_rope(k[t : t + 1], position, inverse_frequencies=speeds) * scale])
+        q_t = apply_rope(q[t : t + 1], position, inverse_frequencies=speeds) * scale
+        outputs.append(torch.softmax(q_t @ k_cache.T / math.sqrt(d_head), dim=-1) @ v[: t + 1])
+    return torch.cat(outputs)
+
+
+def _one_pass_last(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scaling: LongRopeScaling) -> torch.Tensor:
+    """The last token's output when the whole prefix ``q, k, v`` is read at once."""
+    n, d_head = q.shape
+    speeds = scaling.inverse_frequencies(d_head, seq_len=n)
+    positions, scale = torch.arange(n), scaling.query_key_scale
+    keys = apply_rope(k, positions, inverse_frequencies=speeds) * scale
+    query = apply_rope(q[-1:], positions[-1:], inverse_frequencies=speeds) * scale
+    return (torch.softmax(query @ keys.T / math.sqrt(d_head), dim=-1) @ v)[0]
+
+
+def longrope_gaps(generate: Callable[..., torch.Tensor], *, seed: int = 0) -> torch.Tensor:
+    """Per token, ``|generate(...)[t] - one pass over tokens 0..t|`` (largest over the value channels).
+
+    Random float64 projections, the scaling of :func:`longrope_case`, a 4-token prompt, 16 tokens.
+
+    Returns:
+        float64 ``(16,)``.
+    """
+    _check_callable("generate", generate)
+    generator = torch.Generator().manual_seed(seed)
+    shape = (LONGROPE_TOKENS, LONGROPE_D_HEAD)
+    q, k, v = (torch.randn(shape, generator=generator, dtype=torch.float64) for _ in range(3))
+    scaling = longrope_case()
+    out = generate(q, k, v, prompt_len=LONGROPE_PROMPT_LEN, scaling=scaling)
+    reference = torch.stack([_one_pass_last(q[: t + 1], k[: t + 1], v[: t + 1], scaling) for t in range(LONGROPE_TOKENS)])
+    return (out - reference).abs().amax(dim=-1)
+
+
+def check_longrope_cache(generate: Callable[..., torch.Tensor]) -> str:
+    """Check that token-by-token generation with LongRoPE equals one pass over each prefix (to 1e-9)."""
+    gaps = longrope_gaps(generate)
+    if float(gaps.max()) > 1e-9:
+        first = int((gaps > 1e-9).nonzero()[0])
+        raise AssertionError(
+            f"from token {first} on (the input is longer than {LONGROPE_TRAIN_LEN} positions, so LongRoPE switches "
+            f"from the short to the long factors), the output differs from one pass over the same prefix by up to "
+            f"{float(gaps.max()):.3f}: the cached keys keep the short factors' rotations"
+        )
+    return f"every generated token matches one pass over its prefix to {float(gaps.max()):.1e}"
+
+
 # -- the catalogue -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Bug:
@@ -734,4 +972,8 @@ BUGS: tuple[Bug, ...] = (
     Bug("dynamic_ntk", "dynamic NTK and the KV cache", generate_dynamic_ntk_cached, generate_dynamic_ntk_fixed,
         check_dynamic_ntk_cache),
     Bug("alibi", "ALiBi slopes for any head count", alibi_slopes_geometric, alibi_slopes, check_alibi_slopes),
+    Bug("config_scaling", "a config's scaling ignored", rotary_inverse_frequencies, rotary_inverse_frequencies_fixed,
+        check_config_scaling),
+    Bug("longrope_cache", "LongRoPE's switch and the KV cache", generate_longrope_cached, generate_longrope_fixed,
+        check_longrope_cache),
 )

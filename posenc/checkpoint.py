@@ -25,6 +25,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save
 
+from posenc.checks import check_path
 from posenc.models import TinyTransformer
 from posenc.train import TrainConfig, build_model
 
@@ -53,7 +54,7 @@ def checkpoint_bytes(model: TinyTransformer, config: TrainConfig) -> bytes:
 
 def save_checkpoint(model: TinyTransformer, config: TrainConfig, path: str | Path) -> Path:
     """Write :func:`checkpoint_bytes` to ``path`` (parent folders are created); returns the path."""
-    path = Path(path)
+    path = check_path("path", path)
     data = checkpoint_bytes(model, config)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
@@ -68,9 +69,9 @@ def load_checkpoint(path: str | Path) -> tuple[TinyTransformer, TrainConfig]:
         ValueError: the file is not a safetensors file, is not a posenc checkpoint, or its
             weights do not fit the model its config describes (names and shapes are listed).
     """
-    path = Path(path)
+    path = check_path("path", path)
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path} (make grids writes the book's checkpoints)")
+        raise FileNotFoundError(f"no checkpoint at path={str(path)!r} (make grids writes the book's checkpoints)")
     try:
         with safe_open(str(path), framework="pt") as file:
             metadata = file.metadata() or {}

@@ -26,9 +26,18 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from posenc.checks import check_nonnegative_int, check_positive_int
+from posenc.checks import (
+    check_callable,
+    check_even_int,
+    check_mapping,
+    check_nonnegative_int,
+    check_positive_int,
+    check_reals,
+    check_tensor,
+    check_text,
+)
 from posenc.learned import LearnedPositionEmbedding
-from posenc.sinusoidal import float32_recipe_table, sinusoidal_table
+from posenc.sinusoidal import EVEN_WIDTH, float32_recipe_table, sinusoidal_table
 
 __all__ = [
     "OffsetDependence",
@@ -94,8 +103,9 @@ def offset_dependence(
     Returns:
         :class:`OffsetDependence` (computed in float64).
     """
-    if table.ndim != 2:
-        raise ValueError(f"table must have shape (n_positions, d_model), got shape {tuple(table.shape)}")
+    check_tensor("table", table, ndim=2, floating=True, shape="(n_positions, d_model)")
+    if keys is not None:
+        check_tensor("keys", keys, floating=True, shape=f"{tuple(table.shape)}, the shape of table")
     if keys is not None and keys.shape != table.shape:
         raise ValueError(f"keys must have the shape of table {tuple(table.shape)}, got shape {tuple(keys.shape)}")
     n = table.shape[0]
@@ -140,8 +150,10 @@ def alternating_timings(
     Returns:
         ``{name: [seconds per call in round 0, round 1, ...]}`` in the order of ``calls``.
     """
-    if not calls:
-        raise ValueError("calls must hold at least one candidate")
+    check_mapping("calls", calls, min_len=1, what="a dict of name -> function of no arguments", item="candidate")
+    for name, call in calls.items():
+        check_callable(f"calls[{name!r}]", call)
+    check_callable("clock", clock)
     repeats = check_positive_int("repeats", repeats)
     number = check_positive_int("number", number)
     for call in calls.values():
@@ -174,7 +186,10 @@ class Spread:
 
 def timing_spread(samples: Sequence[float]) -> Spread:
     """Median, smallest and largest of ``samples`` (e.g. one candidate of :func:`alternating_timings`)."""
-    values = [float(value) for value in samples]
+    array = check_reals("samples", samples)
+    if array.ndim != 1:
+        raise ValueError(f"samples must be a sequence of seconds (1-D), got shape {tuple(array.shape)}")
+    values = [float(value) for value in array.tolist()]
     if not values:
         raise ValueError("samples must not be empty")
     return Spread(median=statistics.median(values), low=min(values), high=max(values), n=len(values))
@@ -186,13 +201,19 @@ def ratio_spread(samples: Mapping[str, Sequence[float]], numerator: str, denomin
     Raises:
         ValueError: a name is missing, or the two lists differ in length.
     """
-    for name in (numerator, denominator):
+    check_mapping("samples", samples, min_len=1, what="a dict of name -> seconds per round (alternating_timings)")
+    for which, name in (("numerator", numerator), ("denominator", denominator)):
+        check_text(which, name, empty=False)
         if name not in samples:
-            raise ValueError(f"no samples named {name!r}; the names are {list(samples)}")
-    top, bottom = samples[numerator], samples[denominator]
+            raise ValueError(f"{which} must be one of the names of samples ({', '.join(map(repr, samples))}), "
+                             f"got {name!r}")
+    top = check_reals(f"samples[{numerator!r}]", samples[numerator]).reshape(-1).tolist()
+    bottom = check_reals(f"samples[{denominator!r}]", samples[denominator]).reshape(-1).tolist()
     if len(top) != len(bottom):
         raise ValueError(f"{numerator!r} has {len(top)} samples and {denominator!r} {len(bottom)}: "
                          "a ratio needs one pair per round")
+    if any(b <= 0 for b in bottom):
+        raise ValueError(f"samples[{denominator!r}] must be times > 0 (the denominator), got {bottom}")
     return timing_spread([a / b for a, b in zip(top, bottom)])
 
 
@@ -214,7 +235,7 @@ def position_vector_samples(
     Each sample is the mean of ``number`` calls; the four take turns for ``repeats`` rounds.
     Forward pass only, no gradient. Timings depend on the machine and on its load.
     """
-    seq_len, d_model = check_positive_int("seq_len", seq_len), check_positive_int("d_model", d_model)
+    seq_len, d_model = check_positive_int("seq_len", seq_len), check_even_int("d_model", d_model, why=EVEN_WIDTH)
     batch, number, repeats = (check_positive_int(n, v) for n, v in (("batch", batch), ("number", number),
                                                                     ("repeats", repeats)))
     generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))

@@ -14,6 +14,7 @@ import torch
 from plotly.subplots import make_subplots
 from torch.nn import functional as F
 
+from posenc.checks import check_int_sequence, check_mapping, check_positive_int, check_real, check_tensor
 from posenc.compare import Spread
 from posenc.plots import colour, describe, new_figure
 
@@ -27,6 +28,11 @@ def dot_product_by_offset_figure(
 
     Lines that coincide mean the similarity depends on the offset only.
     """
+    check_mapping("tables", tables, min_len=1, what="a dict of name -> (n_positions, d_model) table", item="table")
+    for name, table in tables.items():
+        check_tensor(f"tables[{name!r}]", table, ndim=2, floating=True, shape="(n_positions, d_model)")
+    starts = check_int_sequence("starts", starts, nonnegative=True, min_len=1)
+    max_offset = check_positive_int("max_offset", max_offset)
     names = list(tables)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.05)
     offsets = np.arange(max_offset + 1)
@@ -57,8 +63,15 @@ def timing_figure(timings: Mapping[tuple[int, int], Mapping[str, float | Spread]
     A value is either seconds per call (a bar) or a :class:`posenc.compare.Spread` (a bar at the
     median with a whisker from the fastest to the slowest repeat).
     """
-    if not timings:
-        raise ValueError("timings must hold at least one (seq_len, d_model) entry")
+    check_mapping("timings", timings, min_len=1, what="a dict of (seq_len, d_model) -> {method: seconds}")
+    for size, per_method in timings.items():
+        if not (isinstance(size, tuple) and len(size) == 2):
+            raise TypeError(f"timings keys must be (seq_len, d_model) pairs, got {size!r}")
+        check_mapping(f"timings[{size!r}]", per_method, min_len=1, what="a dict of method -> seconds per call")
+        for method, value in per_method.items():
+            if not isinstance(value, Spread):
+                check_real(f"timings[{size!r}][{method!r}]", value, low=0.0)
+    batch = check_positive_int("batch", batch)
     with_range = any(isinstance(value, Spread) for row in timings.values() for value in row.values())
     fig = new_figure(
         title="Producing position vectors on this CPU (forward only)",

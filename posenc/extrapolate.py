@@ -36,8 +36,16 @@ from typing import Any
 
 import torch
 
-from posenc.checks import check_choice, check_positions, check_positive_float, check_positive_int, check_real_positions
-from posenc.sinusoidal import LAYOUTS, sinusoidal_frequencies
+from posenc.checks import (
+    check_array,
+    check_choice,
+    check_even_int,
+    check_positions,
+    check_positive_float,
+    check_positive_int,
+    check_real_positions,
+)
+from posenc.sinusoidal import EVEN_WIDTH, LAYOUTS, sinusoidal_frequencies
 
 __all__ = [
     "STRATEGIES",
@@ -144,7 +152,7 @@ def map_positions(positions: Any, max_len: int, strategy: str, *, target_len: in
 
 
 def _check_table(table: Any) -> torch.Tensor:
-    tensor = torch.as_tensor(table)
+    tensor = check_array("table", table)
     if tensor.ndim != 2 or tensor.shape[0] < 1:
         raise ValueError(f"table must have shape (max_len, d_model) with max_len >= 1, got shape {tuple(tensor.shape)}")
     if not tensor.is_floating_point():
@@ -296,7 +304,8 @@ def fractional_sinusoidal(
     """
     check_positive_float("base", base)
     check_choice("layout", layout, LAYOUTS)
-    omega = sinusoidal_frequencies(d_model, base=base)  # validates d_model (even)
+    d_model = check_even_int("d_model", d_model, why=EVEN_WIDTH)
+    omega = sinusoidal_frequencies(d_model, base=base)
     angles = check_real_positions("positions", positions).unsqueeze(-1) * omega
     sin, cos = angles.sin(), angles.cos()
     if layout == "interleaved":

@@ -15,7 +15,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from posenc.analysis import cosine_similarity_matrix
-from posenc.checks import check_positive_int
+from posenc.checks import check_mapping, check_positive_int, check_text
 from posenc.extrapolate import STRATEGIES, map_positions
 from posenc.plots import DIVERGING, colour, describe, new_figure
 
@@ -59,9 +59,9 @@ def similarity_panels_figure(
         cols: panels per row; each panel is square.
         panel_height: height of one row of panels in pixels.
     """
-    if not tables:
-        raise ValueError("tables must hold at least one table")
+    check_mapping("tables", tables, min_len=1, what="a dict of panel title -> (n_positions, d_model) table", item="table")
     cols = check_positive_int("cols", cols)
+    panel_height = check_positive_int("panel_height", panel_height)
     rows = -(-len(tables) // cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=list(tables), horizontal_spacing=0.08,
                         vertical_spacing=0.16 / rows)
@@ -76,7 +76,7 @@ def similarity_panels_figure(
         fig.update_yaxes(autorange="reversed", showgrid=False, row=row + 1, col=col + 1,
                          scaleanchor=f"x{axis if axis > 1 else ''}", constrain="domain",
                          title_text="position" if col == 0 else None)
-    fig.update_layout(title=dict(text=title), height=panel_height * rows + 90,
+    fig.update_layout(title=dict(text=check_text("title", title)), height=panel_height * rows + 90,
                       coloraxis=dict(colorscale=DIVERGING, cmin=-1, cmax=1,
                                      colorbar=dict(title=dict(text="cosine similarity"))))
     return describe(fig, alt=alt, caption=caption)

@@ -30,10 +30,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from posenc.checks import check_choice, check_positions, check_positive_int
+from posenc.checks import check_choice, check_instance, check_positions, check_positive_int, check_tensor
 from posenc.learned import INIT_CHOICES, LearnedPositionEmbedding
 from posenc.params import position_parameters
-from posenc.schemes import PositionScheme, SinusoidalScheme
+from posenc.schemes import PositionScheme, SinusoidalScheme, check_hook_positions, check_stream
 from posenc.sinusoidal import sinusoidal_table
 
 __all__ = [
@@ -97,6 +97,7 @@ class _AddedPositions(nn.Module):
         Args:
             positions: ``None`` for ``0 .. seq_len - 1``, or ``(seq_len,)`` / ``(batch, seq_len)`` integers.
         """
+        check_tensor("x", x, floating=True, shape=f"(batch, seq_len, {self.d_model})")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must have shape (batch, seq_len, {self.d_model}), got {tuple(x.shape)}")
         if positions is None:
@@ -145,8 +146,9 @@ class ScaledSinusoidalEmbedding(_AddedPositions):
     def encode(self, positions: Any) -> torch.Tensor:
         """Position vectors, shape ``(*positions.shape, d_model)``, for any non-negative integers."""
         pos = self._check_positions(positions)
-        top = int(pos.max()) + 1 if pos.numel() else 1
-        rows = self.sinusoid.table(top)[pos.to(self.scale.device)]
+        # the cached rows of these positions (the cache grows to cover them, as the table did); a few far
+        # positions are computed on their own rather than building every row below them
+        rows = self.sinusoid.encoding.encoding(pos).to(self.scale.device)
         return rows * self.scale + self.bias
 
 
@@ -254,10 +256,15 @@ class HybridScheme(PositionScheme):
 
     def __init__(self, module: _AddedPositions) -> None:
         super().__init__()
+        check_instance("module", module, _AddedPositions,
+                       what="a hybrid of posenc.hybrid (ScaledSinusoidalEmbedding, FactoredPositionEmbedding or "
+                            "HierarchicalPositionEmbedding)")
         self.module = module
         self.max_len = module.max_len
 
     def embed(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        check_stream("x", x, self.module.d_model)
+        check_hook_positions(positions, x.shape[1], x.shape[0])
         return self.module(x, positions)
 
     def table(self, n_positions: int) -> torch.Tensor:

@@ -11,7 +11,15 @@ import torch
 from plotly.subplots import make_subplots
 
 from posenc.analysis import cosine_similarity_matrix
-from posenc.checks import check_positive_int
+from posenc.checks import (
+    check_int_sequence,
+    check_mapping,
+    check_positive_int,
+    check_records,
+    check_tensor,
+    check_text,
+    check_text_sequence,
+)
 from posenc.hybrid import factored_parameters, learned_parameters
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, new_figure
@@ -27,7 +35,10 @@ def rank_parameters_figure(max_len: int, d_model: int, ranks: Sequence[int]) -> 
         ranks: ranks to plot (each ``<= min(L, d)``).
     """
     full = learned_parameters(max_len, d_model)
-    ranks = [check_positive_int("ranks entry", r) for r in ranks]
+    ranks = list(check_int_sequence("ranks", ranks, min_len=1))
+    for index, rank in enumerate(ranks):
+        if rank > min(max_len, d_model):
+            raise ValueError(f"ranks[{index}] must be <= min(max_len, d_model) = {min(max_len, d_model)}, got {rank}")
     fig = new_figure(
         title=f"Factored table, L = {max_len}, d = {d_model}",
         x_title="rank r", y_title="trainable parameters",
@@ -48,6 +59,9 @@ def similarity_grid_figure(tables: Mapping[str, Any], *, columns: int = 4, title
         tables: label -> ``(n_positions, d_model)`` table (tables may differ in length).
         columns: heatmaps per row.
     """
+    check_mapping("tables", tables, min_len=1, what="a dict of label -> (n_positions, d_model) table", item="table")
+    columns = check_positive_int("columns", columns)
+    check_text("title", title)
     labels = list(tables)
     rows = -(-len(labels) // columns)
     fig = make_subplots(rows=rows, cols=columns, subplot_titles=labels, horizontal_spacing=0.06,
@@ -79,8 +93,14 @@ def accuracy_bars_figure(
 
     Args:
         rows: dicts with ``"label"``, ``"group"``, ``"mean"``, ``"std"``.
-        groups: group names in display order (one bar colour each).
+        groups: group names in display order (one bar colour each); every row's group must be one of them.
     """
+    rows = check_records("rows", rows, ("label", "group", "mean", "std"))
+    groups = check_text_sequence("groups", groups, min_len=1)
+    unknown = sorted({str(row["group"]) for row in rows} - set(groups))
+    if unknown:
+        raise ValueError(f"rows have group(s) {unknown} that groups does not list ({list(groups)}): their bars "
+                         "would be dropped")
     fig = new_figure(title=title, x_title="position scheme", y_title="token accuracy", alt=alt, caption=caption,
                      height=460)
     for index, group in enumerate(groups):
@@ -98,14 +118,20 @@ def low_rank_explorer(table: torch.Tensor, *, ranks: Sequence[int] = (1, 2, 4, 8
 
     Args:
         table: ``(n_positions, d_model)``, e.g. a sinusoidal table (keep ``n_positions`` <= ~128).
-        ranks: the grid of ranks precomputed for the static page.
+        ranks: the grid of ranks precomputed for the static page; ranks above the table's own
+            rank ``min(n_positions, d_model)`` are left out (they would show the same full table),
+            and a grid with none at or below it is an error.
     """
-    table = torch.as_tensor(table, dtype=torch.float64)
+    check_tensor("table", table, ndim=2, floating=True, shape="(n_positions, d_model)")
+    table = table.detach().to(torch.float64)
     n, d = table.shape
     full_rank = min(n, d)
+    ranks = check_int_sequence("ranks", ranks, min_len=1)
     u, s, vh = torch.linalg.svd(table, full_matrices=False)
     energy = (s**2).cumsum(0) / (s**2).sum()
-    ranks = [r for r in ranks if r <= full_rank]
+    ranks = [r for r in ranks if r <= full_rank]  # ranks past the table's own rank change nothing: not offered
+    if not ranks:
+        raise ValueError(f"ranks must hold a rank <= {full_rank}, the rank of a {n} x {d} table, got {list(ranks)}")
     fig = new_figure(title="", x_title="position", y_title="position",
                      alt="Heatmap of cosine similarity between positions of a rank-limited sinusoidal table; "
                      "low ranks blur the diagonal band, higher ranks sharpen it.", height=460)

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from posenc.checks import check_callable, check_instance, check_mapping, check_real, check_text
 from posenc.plots import figure_html
 
 __all__ = ["Control", "Frame", "Explorer"]
@@ -68,6 +69,16 @@ class Frame:
     traces: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     layout: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        check_mapping("traces", self.traces, what="a dict of trace index -> plotly properties")
+        for index, props in self.traces.items():
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise TypeError(f"traces keys must be trace indices (ints), got {index!r}")
+            check_mapping(f"traces[{index}]", props, what="a dict of plotly properties")
+        check_mapping("layout", self.layout, what="a dict of layout paths such as 'title.text' -> values")
+        for path in self.layout:
+            check_text("layout key", path, empty=False)
+
 
 @dataclass(frozen=True)
 class Control:
@@ -89,8 +100,13 @@ class Control:
     live: tuple[float, float, float] | None = None
 
     def __post_init__(self) -> None:
-        if not self.name.isidentifier():
+        if not check_text("name", self.name).isidentifier():
             raise ValueError(f"Control name must be a Python identifier, got {self.name!r}")
+        if isinstance(self.values, str | bytes | Mapping) or not isinstance(self.values, Sequence):
+            raise TypeError(f"Control {self.name!r}: values must be a sequence of grid values such as [16, 64], got "
+                            f"{self.values!r}")
+        if self.label is not None:
+            check_text("label", self.label)
         if len(self.values) == 0:
             raise ValueError(f"Control {self.name!r}: values must not be empty")
         if len(set(map(repr, self.values))) != len(self.values):
@@ -102,7 +118,9 @@ class Control:
         if self.live is not None:
             if not self.numeric:
                 raise ValueError(f"Control {self.name!r}: live=(min, max, step) needs numeric values")
-            low, high, step = self.live
+            if not isinstance(self.live, tuple | list) or len(self.live) != 3:
+                raise TypeError(f"Control {self.name!r}: live must be a (min, max, step) triple, got {self.live!r}")
+            low, high, step = (check_real(f"live[{i}]", v) for i, v in enumerate(self.live))
             if not (low <= min(self.values) and max(self.values) <= high and step > 0):
                 raise ValueError(
                     f"Control {self.name!r}: live range {self.live!r} must satisfy min <= every value <= max, step > 0"
@@ -173,8 +191,16 @@ class Explorer:
         *,
         caption: str | None = None,
     ) -> None:
+        check_instance("figure", figure, go.Figure, what="a plotly Figure (the explorer's skeleton)")
+        check_callable("update", update)
+        if isinstance(controls, str | bytes) or not isinstance(controls, Sequence):
+            raise TypeError(f"controls must be a sequence of Control, got {controls!r}")
         if not controls:
-            raise ValueError("an Explorer needs at least one Control")
+            raise ValueError("controls must hold at least one Control: an Explorer needs one")
+        for index, control in enumerate(controls):
+            check_instance(f"controls[{index}]", control, Control)
+        if caption is not None:
+            check_text("caption", caption)
         names = [c.name for c in controls]
         if len(set(names)) != len(names):
             raise ValueError(f"control names must be distinct, got {names}")
@@ -206,6 +232,9 @@ class Explorer:
     @staticmethod
     def apply(frame: Frame, figure: go.Figure) -> None:
         """Apply ``frame`` to ``figure`` (a Figure or FigureWidget) in one batch."""
+        check_instance("frame", frame, Frame, what="a posenc.interactive.Frame")
+        if not hasattr(figure, "batch_update") or not hasattr(figure, "data"):
+            raise TypeError(f"figure must be a plotly Figure or FigureWidget, got {type(figure).__name__}")
         with figure.batch_update():
             for index, props in frame.traces.items():
                 figure.data[index].update(dict(props))

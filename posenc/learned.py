@@ -52,8 +52,19 @@ from typing import Any
 import torch
 from torch import nn
 
-from posenc.checks import check_choice, check_nonnegative_int, check_positions, check_positive_int
-from posenc.sinusoidal import sinusoidal_table
+from posenc.checks import (
+    check_choice,
+    check_even_int,
+    check_generator,
+    check_integers,
+    check_nonnegative_int,
+    check_positions,
+    check_positive_float,
+    check_positive_int,
+    check_real,
+    check_tensor,
+)
+from posenc.sinusoidal import EVEN_WIDTH, sinusoidal_table
 
 __all__ = [
     "INIT_STRATEGIES",
@@ -113,8 +124,7 @@ def truncated_normal_std(std: float, bound: float = BERT_TRUNCATION) -> float:
         std: std parameter of the normal before truncation (> 0).
         bound: truncation point in units of ``std`` (> 0).
     """
-    if not std > 0 or not bound > 0:
-        raise ValueError(f"std and bound must be > 0, got std={std}, bound={bound}")
+    std, bound = check_positive_float("std", std), check_positive_float("bound", bound)
     pdf = math.exp(-0.5 * bound * bound) / math.sqrt(2.0 * math.pi)
     mass = math.erf(bound / math.sqrt(2.0))  # = 2 Phi(c) - 1
     return std * math.sqrt(1.0 - 2.0 * bound * pdf / mass)
@@ -132,6 +142,8 @@ def init_scale(init: str, d_model: int | None = None) -> float:
         d_model: the table width; needed only for ``"fairseq"`` (std ``d_model ** -0.5``).
     """
     check_choice("init", init, INIT_CHOICES)
+    if d_model is not None:
+        d_model = check_positive_int("d_model", d_model)
     if init == "fairseq":
         if d_model is None:
             raise ValueError("init_scale('fairseq') needs d_model: its std is d_model ** -0.5, got d_model=None")
@@ -162,8 +174,10 @@ def init_table_(weight: torch.Tensor, init: str, *, generator: torch.Generator |
         ``weight`` (for chaining).
     """
     check_choice("init", init, INIT_CHOICES)
-    if weight.ndim != 2:
-        raise ValueError(f"weight must have shape (max_len, d_model), got shape {tuple(weight.shape)}")
+    check_tensor("weight", weight, ndim=2, floating=True, shape="(max_len, d_model)")
+    generator = check_generator("generator", generator)
+    if init == "sinusoidal":
+        check_even_int("d_model (the width of weight)", weight.shape[1], why=f"init='sinusoidal': {EVEN_WIDTH}")
     if init == "bert":
         limit = BERT_TRUNCATION * BERT_INIT_STD
         # torch samples the truncated normal by inverse CDF: the same distribution as
@@ -261,8 +275,10 @@ class LearnedPositionEmbedding(nn.Module):
 
         Raises:
             ValueError: ``seq_len > max_len`` (without ``position_ids``), a position outside
-                the table, or shapes that do not fit.
+                the table, or ``position_ids`` of another shape than ``(seq_len,)`` or ``x``'s
+                ``(..., seq_len)`` (they are never broadcast into a larger output).
         """
+        check_tensor("x", x, floating=True, shape=f"(..., seq_len, d_model={self.d_model})")
         if x.ndim < 2 or x.shape[-1] != self.d_model:
             raise ValueError(
                 f"x must have shape (..., seq_len, d_model={self.d_model}), got shape {tuple(x.shape)}"
@@ -277,13 +293,11 @@ class LearnedPositionEmbedding(nn.Module):
             # A slice is a view: no index tensor, and the gradient flows to these rows only.
             return x + self.weight[:seq_len]
         vectors = self.lookup(position_ids)
-        try:
-            torch.broadcast_shapes(vectors.shape, x.shape)
-        except RuntimeError:
+        if vectors.shape[:-1] not in ((seq_len,), tuple(x.shape[:-1])):  # never broadcast into a larger output
             raise ValueError(
-                f"position_ids of shape {tuple(torch.as_tensor(position_ids).shape)} do not fit x of shape "
-                f"{tuple(x.shape)}: expected ({seq_len},) or {tuple(x.shape[:-1])}"
-            ) from None
+                f"position_ids of shape {tuple(vectors.shape[:-1])} do not fit x of shape {tuple(x.shape)}: "
+                f"expected ({seq_len},) or {tuple(x.shape[:-1])}"
+            )
         return x + vectors
 
 
@@ -303,7 +317,7 @@ def offset_position_ids(input_ids: torch.Tensor, padding_idx: int) -> torch.Tens
         ``(batch, seq_len)`` long position ids.
     """
     padding_idx = check_nonnegative_int("padding_idx", padding_idx)
-    ids = torch.as_tensor(input_ids)
+    ids = check_integers("input_ids", input_ids)
     if ids.ndim != 2:
         raise ValueError(f"input_ids must have shape (batch, seq_len), got shape {tuple(ids.shape)}")
     is_token = (ids != padding_idx).long()
@@ -345,10 +359,10 @@ class BertEmbeddings(nn.Module):
         super().__init__()
         self.vocab_size = check_positive_int("vocab_size", vocab_size)
         self.type_vocab_size = check_positive_int("type_vocab_size", type_vocab_size)
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        if not float(layer_norm_eps) > 0.0:
-            raise ValueError(f"layer_norm_eps must be > 0, got {layer_norm_eps}")
+        d_model = check_positive_int("d_model", d_model)
+        dropout = check_real("dropout", dropout, low=0.0, high=1.0, high_open=True)
+        layer_norm_eps = check_positive_float("layer_norm_eps", layer_norm_eps)
+        seed = None if seed is None else check_nonnegative_int("seed", seed)
         self.token = nn.Embedding(self.vocab_size, d_model)
         self.position = LearnedPositionEmbedding(max_len, d_model, init=init, seed=seed)
         self.segment = nn.Embedding(self.type_vocab_size, d_model)
@@ -387,7 +401,7 @@ class BertEmbeddings(nn.Module):
         Returns:
             ``(batch, seq_len, d_model)``.
         """
-        ids = torch.as_tensor(input_ids)
+        ids = check_integers("input_ids", input_ids)
         if ids.ndim != 2:
             raise ValueError(f"input_ids must have shape (batch, seq_len), got shape {tuple(ids.shape)}")
         ids = self._check_ids("input_ids", ids, self.vocab_size, tuple(ids.shape))
@@ -433,12 +447,19 @@ def row_steps(
     check_choice("optimizer", optimizer, OPTIMIZERS)
     max_len = check_positive_int("max_len", max_len)
     d_model = check_positive_int("d_model", d_model)
-    if not lr > 0:
-        raise ValueError(f"lr must be > 0, got {lr}")
+    lr = check_positive_float("lr", lr)
+    if isinstance(occurs, str | bytes) or not isinstance(occurs, Sequence):
+        raise TypeError(f"occurs must be a sequence (one entry per step) of sequences of positions, got "
+                        f"{occurs!r} of type {type(occurs).__name__}")
     if len(occurs) == 0:
         raise ValueError("occurs must list the positions of at least one step, got an empty sequence")
-    steps = [check_positions("occurs", list(rows) if len(rows) else torch.zeros(0, dtype=torch.long), upper=max_len)
-             for rows in occurs]
+    steps = []
+    for step, occurring in enumerate(occurs):
+        if isinstance(occurring, str | bytes) or not isinstance(occurring, Sequence | torch.Tensor):
+            raise TypeError(f"occurs[{step}] must be a sequence of positions, got {occurring!r} of type "
+                            f"{type(occurring).__name__}")
+        ids = list(occurring) if len(occurring) else torch.zeros(0, dtype=torch.long)
+        steps.append(check_positions(f"occurs[{step}]", ids, upper=max_len))
     generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
     table = nn.Parameter(torch.randn(max_len, d_model, generator=generator, dtype=torch.float64))
     target = torch.randn(max_len, d_model, generator=generator, dtype=torch.float64)

@@ -25,7 +25,17 @@ from plotly.subplots import make_subplots
 from torch.nn import functional as F
 
 from posenc.analysis import cosine_similarity_matrix
-from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
+from posenc.checks import (
+    check_choice_sequence,
+    check_even_int,
+    check_instance,
+    check_int_sequence,
+    check_mapping,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+    check_tensor,
+)
 from posenc.interactive import Control, Explorer, Frame
 from posenc.learned import INIT_STRATEGIES, LearnedPositionEmbedding, initial_table
 from posenc.models import TinyTransformer
@@ -128,11 +138,12 @@ def train_with_short_inputs(
     """
 
     max_len = check_positive_int("max_len", max_len)
-    lengths = [check_positive_int("lengths", n) for n in lengths]
+    lengths = list(check_int_sequence("lengths", lengths, min_len=1))
     if max(lengths) > max_len or min(lengths) < 3:
         raise ValueError(f"lengths must lie in [3, max_len={max_len}], got {min(lengths)} .. {max(lengths)}")
     steps = check_positive_int("steps", steps)
-    wanted = sorted({check_nonnegative_int("snapshot_steps", step) for step in snapshot_steps})
+    batch, lr = check_positive_int("batch", batch), check_positive_float("lr", lr)
+    wanted = sorted(set(check_int_sequence("snapshot_steps", snapshot_steps, nonnegative=True)))
     if wanted and wanted[-1] > steps:
         raise ValueError(f"snapshot_steps must lie in [0, steps={steps}], got {wanted[-1]}")
     torch.manual_seed(check_nonnegative_int("seed", seed))
@@ -171,6 +182,10 @@ def train_with_short_inputs(
 
 def gradient_rows_figure(grad_norms: torch.Tensor, seq_len: int) -> go.Figure:
     """Bar chart of per-row gradient norms from :func:`row_gradient_norms`."""
+    check_tensor("grad_norms", grad_norms, ndim=1, floating=True, shape="(max_len,)")
+    seq_len = check_positive_int("seq_len", seq_len)
+    if seq_len > grad_norms.shape[0]:
+        raise ValueError(f"seq_len must be <= the {grad_norms.shape[0]} rows of grad_norms, got {seq_len}")
     values = grad_norms.detach().numpy()
     fig = new_figure(
         title=f"One backward pass on {seq_len} positions: which rows get a gradient?",
@@ -189,6 +204,7 @@ def gradient_rows_figure(grad_norms: torch.Tensor, seq_len: int) -> go.Figure:
 
 def row_change_figure(run: ShortInputRun) -> go.Figure:
     """How far each row moved in training, next to how often its position occurred."""
+    check_instance("run", run, ShortInputRun, what="a ShortInputRun (train_with_short_inputs(...))")
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     positions = list(range(run.initial.shape[0]))
     fig.add_trace(go.Bar(x=positions, y=run.uses.numpy(), name="training sequences that reached the row",
@@ -227,7 +243,7 @@ def _finish_panels(fig: go.Figure, cells: list, *, x_title: str, y_title: str, p
 
 def init_histograms_figure(tables: Mapping[str, torch.Tensor]) -> go.Figure:
     """One histogram of entry values per initial table (each panel with its own value range), two per row."""
-    names = list(tables)
+    names = _check_tables(tables)
     fig, cells = _panels(names, spacing=(0.1, 0.2))
     for index, (name, (row, col)) in enumerate(zip(names, cells, strict=True)):
         # Bin here rather than in the browser: the page then carries 60 bars, not every entry.
@@ -249,7 +265,8 @@ def init_similarity_figure(tables: Mapping[str, torch.Tensor], *, max_cells: int
     Each matrix shows at most ``max_cells`` evenly spaced positions per axis (the axes give
     the real positions), which keeps the page light.
     """
-    names = list(tables)
+    names = _check_tables(tables)
+    max_cells = check_positive_int("max_cells", max_cells)
     fig, cells = _panels(names, spacing=(0.12, 0.14))
     for index, (name, (row, col)) in enumerate(zip(names, cells, strict=True)):
         table = tables[name]
@@ -296,6 +313,7 @@ def training_explorer(run: ShortInputRun) -> Explorer:
     Args:
         run: a :func:`train_with_short_inputs` result with ``snapshot_steps`` recorded.
     """
+    check_instance("run", run, ShortInputRun, what="a ShortInputRun (train_with_short_inputs(...))")
     if run.snapshots is None or len(run.snapshot_steps) < 2:
         raise ValueError(
             "run must hold at least two snapshots: call train_with_short_inputs(..., snapshot_steps=(0, ...)), "
@@ -344,6 +362,27 @@ def training_explorer(run: ShortInputRun) -> Explorer:
     )
 
 
+#: The live sliders of :func:`learned_explorer`: ``(min, max, step)``; the grid values must lie in them.
+D_MODEL_RANGE: tuple[int, int, int] = (2, 512, 2)
+MAX_LEN_RANGE: tuple[int, int, int] = (8, 1024, 8)
+
+
+def _check_grid(name: str, values: object, live: tuple[int, int, int]) -> tuple[int, ...]:
+    checked = check_int_sequence(name, values, min_len=1)
+    for index, value in enumerate(checked):
+        if not live[0] <= value <= live[1]:
+            raise ValueError(f"{name}[{index}] must be in [{live[0]}, {live[1]}] (the live slider's range), got {value}")
+    return checked
+
+
+def _check_tables(tables: object) -> list[str]:
+    check_mapping("tables", tables, min_len=1, what="a dict of name -> (max_len, d_model) table", item="table")
+    assert isinstance(tables, Mapping)
+    for name, table in tables.items():
+        check_tensor(f"tables[{name!r}]", table, ndim=2, floating=True, shape="(max_len, d_model)")
+    return list(tables)
+
+
 def learned_explorer(
     *,
     inits: Sequence[str] = INIT_STRATEGIES,
@@ -358,9 +397,14 @@ def learned_explorer(
     Both panels show at most ``max_cells`` evenly spaced positions (and dimensions), so the
     static page stays light; axis labels give the real position and dimension numbers.
     """
-    for init in inits:
-        check_choice("inits", init, INIT_STRATEGIES)
+    inits = check_choice_sequence("inits", inits, INIT_STRATEGIES, min_len=1)
+    d_models = _check_grid("d_models", d_models, D_MODEL_RANGE)
+    if "sinusoidal" in inits:  # the sinusoidal table pairs its channels (the live slider steps by 2)
+        for index, d_model in enumerate(d_models):
+            check_even_int(f"d_models[{index}]", d_model, why="init='sinusoidal' pairs channels as sin/cos")
+    max_lens = _check_grid("max_lens", max_lens, MAX_LEN_RANGE)
     max_cells = check_positive_int("max_cells", max_cells)
+    seed = check_nonnegative_int("seed", seed)
     fig = _table_and_cosine_figure(dict(zmid=0))
     fig.update_layout(height=450, margin=dict(t=90))
     describe(
@@ -372,7 +416,7 @@ def learned_explorer(
     def update(init: str, d_model: int, max_len: int) -> Frame:
         d_model, max_len = int(d_model), int(max_len)
         if init == "sinusoidal" and d_model % 2:
-            d_model += 1  # the sinusoidal table needs an even width (live sliders step by 2 anyway)
+            d_model += 1  # the sinusoidal table needs an even width (live sliders step by 2); the title says it
         table = initial_table(max_len, d_model, init, seed=seed)
         # Whole sine/cosine pairs of a sinusoid-initialised table, never one channel of a pair.
         rows, cols = thin_indices(max_len, max_cells), pick_channels(d_model, max_cells).numpy()
@@ -396,8 +440,8 @@ def learned_explorer(
         update,
         [
             Control("init", list(inits), label="initialisation"),
-            Control("d_model", list(d_models), label="d_model", live=(2, 512, 2)),
-            Control("max_len", list(max_lens), label="L_max", live=(8, 1024, 8)),
+            Control("d_model", list(d_models), label="d_model", live=D_MODEL_RANGE),
+            Control("max_len", list(max_lens), label="L_max", live=MAX_LEN_RANGE),
         ],
         caption="Choose an initialisation, a width and a length. Random initialisations give nearly orthogonal "
         "positions (cosine near 0 off the diagonal, closer to 0 for larger d_model); the sinusoidal one "

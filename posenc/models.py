@@ -18,9 +18,20 @@ from typing import Any
 import torch
 from torch import nn
 
-from posenc.checks import check_choice, check_positions, check_positive_float, check_positive_int
-from posenc.registry import make_position_scheme, scheme_spec
-from posenc.schemes import PositionScheme
+from posenc.checks import (
+    check_bool,
+    check_choice,
+    check_instance,
+    check_mapping,
+    check_nonnegative_int,
+    check_positions,
+    check_positive_float,
+    check_positive_int,
+    check_real,
+    check_tensor,
+)
+from posenc.registry import available_schemes, make_position_scheme, scheme_spec
+from posenc.schemes import PositionScheme, check_hook_positions, check_stream
 
 __all__ = ["MultiHeadSelfAttention", "TransformerBlock", "TinyTransformer", "COMBINE_MODES", "reversal_gap",
            "attention_probabilities"]
@@ -40,6 +51,8 @@ class MultiHeadSelfAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0) -> None:
         super().__init__()
+        d_model, n_heads = check_positive_int("d_model", d_model), check_positive_int("n_heads", n_heads)
+        dropout = _check_dropout(dropout)
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
         self.n_heads = n_heads
@@ -69,12 +82,28 @@ class MultiHeadSelfAttention(nn.Module):
         Returns:
             ``(batch, seq_len, d_model)``.
         """
+        check_stream("x", x, self.qkv.in_features)
         batch, seq_len, d_model = x.shape
+        check_hook_positions(positions, seq_len, batch)
+        check_instance("scheme", scheme, PositionScheme, what="a posenc.schemes.PositionScheme")
+        if bias is not None:
+            check_tensor("bias", bias, floating=True, shape="(n_heads, seq_len, seq_len) or (batch, n_heads, seq_len, "
+                                                             "seq_len)")
+            if bias.ndim not in (3, 4) or bias.shape[-2:] != (seq_len, seq_len):
+                raise ValueError(f"bias must have shape (n_heads, {seq_len}, {seq_len}) or (batch, n_heads, {seq_len}, "
+                                 f"{seq_len}), got {tuple(bias.shape)}")
+        if mask is not None:
+            check_tensor("mask", mask, shape=f"({seq_len}, {seq_len}) of bools")
+            if mask.dtype != torch.bool or mask.shape != (seq_len, seq_len):
+                raise ValueError(f"mask must be a bool tensor of shape ({seq_len}, {seq_len}), got {mask.dtype} "
+                                 f"{tuple(mask.shape)}")
         q, k, v = self.qkv(x).view(batch, seq_len, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
         q, k = scheme.rotate(q, k, positions)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
         if bias is not None:
-            scores = scores + bias
+            # in the scores' dtype: ALiBi's bias is float32, a float16 or bfloat16 model adds it in its own
+            # precision (for float32 this is the bias itself)
+            scores = scores + bias.to(scores.dtype)
         if mask is not None:
             scores = scores.masked_fill(mask, float("-inf"))
         weights = self.dropout(scores.softmax(dim=-1))
@@ -88,6 +117,8 @@ class TransformerBlock(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, *, dropout: float = 0.0) -> None:
         super().__init__()
+        d_model, n_heads = check_positive_int("d_model", d_model), check_positive_int("n_heads", n_heads)
+        d_ff, dropout = check_positive_int("d_ff", d_ff), _check_dropout(dropout)
         self.norm1 = nn.LayerNorm(d_model)
         self.attn = MultiHeadSelfAttention(d_model, n_heads, dropout=dropout)
         self.norm2 = nn.LayerNorm(d_model)
@@ -103,6 +134,7 @@ class TransformerBlock(nn.Module):
         bias: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        check_stream("x", x, self.norm1.normalized_shape[0])
         x = x + self.dropout(self.attn(self.norm1(x), positions, scheme, bias=bias, mask=mask))
         return x + self.mlp(self.norm2(x))
 
@@ -181,10 +213,11 @@ class TinyTransformer(nn.Module):
         d_ff = 4 * self.d_model if d_ff is None else check_positive_int("d_ff", d_ff)
         self.max_len = check_positive_int("max_len", max_len)
         self.combine = check_choice("combine", combine, COMBINE_MODES)
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        self.causal = bool(causal)
-        self.position_name = position
+        dropout = _check_dropout(dropout)
+        self.causal = check_bool("causal", causal)
+        self.position_name = check_choice("position", position, available_schemes())
+        if position_options is not None:
+            check_mapping("position_options", position_options)
         # Options that depend on the model (T5's bucket direction follows the mask) come from the registry.
         options = scheme_spec(position).options_for(causal=self.causal, options=position_options)
         if not isinstance(bos_token, bool):
@@ -204,9 +237,16 @@ class TinyTransformer(nn.Module):
         nn.init.normal_(self.token_embedding.weight, std=check_positive_float("token_init_std", token_init_std))
         # With an anchor the last of max_len tokens sits at position max_len: one more row.
         scheme_len = self.max_len + 1 if self.bos_token else self.max_len
-        self.position = make_position_scheme(
-            position, d_model=self.d_pos, n_heads=n_heads, max_len=scheme_len, **options
-        )
+        try:
+            self.position = make_position_scheme(
+                position, d_model=self.d_pos, n_heads=n_heads, max_len=scheme_len, **options
+            )
+        except (TypeError, ValueError) as error:
+            if self.combine != "concat":
+                raise
+            # the scheme is built at the position part's width: say so, or its "d_model" misleads
+            raise type(error)(f"{error} (with combine='concat' the scheme {position!r} is built at the width of "
+                              f"the position part, d_pos={self.d_pos}, of d_model={self.d_model})") from None
         if self.combine == "concat" and (
             type(self.position).rotate is not PositionScheme.rotate
             or type(self.position).attention_bias is not PositionScheme.attention_bias
@@ -226,6 +266,7 @@ class TinyTransformer(nn.Module):
             nn.init.normal_(self.bos, std=token_init_std)
 
     def _positions(self, tokens: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor:
+        _check_tokens(tokens, self.vocab_size)
         batch, seq_len = tokens.shape
         if position_ids is None:
             return torch.arange(seq_len, device=tokens.device)
@@ -269,14 +310,6 @@ class TinyTransformer(nn.Module):
         Returns:
             Logits of shape ``(batch, seq_len, n_outputs)``.
         """
-        if tokens.ndim != 2:
-            raise ValueError(f"tokens must have shape (batch, seq_len), got shape {tuple(tokens.shape)}")
-        if tokens.is_floating_point():
-            raise TypeError(f"tokens must hold integer ids, got dtype {tokens.dtype}")
-        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.vocab_size):
-            raise ValueError(
-                f"tokens must be in [0, {self.vocab_size}), got values in [{int(tokens.min())}, {int(tokens.max())}]"
-            )
         positions = self._positions(tokens, position_ids)
         x = self.embed(tokens, positions)
         if self.bos is not None:
@@ -290,6 +323,25 @@ class TinyTransformer(nn.Module):
             x = block(x, positions, self.position, bias=bias, mask=mask)
         logits = self.head(self.norm(x))
         return logits[:, 1:] if self.bos is not None else logits
+
+
+def _check_dropout(dropout: object) -> float:
+    return check_real("dropout", dropout, low=0.0, high=1.0, high_open=True)
+
+
+def _check_tokens(tokens: object, vocab_size: int) -> None:
+    """Token ids: an integer ``(batch, seq_len)`` tensor with every id in ``[0, vocab_size)``."""
+    if not isinstance(tokens, torch.Tensor):
+        check_tensor("tokens", tokens, shape="(batch, seq_len) of token ids")
+    assert isinstance(tokens, torch.Tensor)
+    if tokens.ndim != 2:
+        raise ValueError(f"tokens must have shape (batch, seq_len), got shape {tuple(tokens.shape)}")
+    if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
+        raise TypeError(f"tokens must hold integer ids, got dtype {tokens.dtype}")
+    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab_size):
+        raise ValueError(
+            f"tokens must be in [0, {vocab_size}), got values in [{int(tokens.min())}, {int(tokens.max())}]"
+        )
 
 
 def reversal_gap(model: TinyTransformer, tokens: torch.Tensor) -> float:
@@ -346,8 +398,10 @@ def attention_probabilities(model: TinyTransformer, tokens: torch.Tensor, *, lay
     """
     if not isinstance(model, TinyTransformer):
         raise TypeError(f"model must be a TinyTransformer, got {type(model).__name__}")
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(model.blocks):
+    layer = check_nonnegative_int("layer", layer)
+    if layer >= len(model.blocks):
         raise ValueError(f"layer must be an int in [0, {len(model.blocks)}), got {layer!r}")
+    _check_tokens(tokens, model.vocab_size)
     attention = model.blocks[layer].attn
     assert isinstance(attention, MultiHeadSelfAttention)
     was_training = model.training

@@ -23,7 +23,15 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from posenc.checks import check_choice, check_nonnegative_int, check_positive_int
+from posenc.checks import (
+    check_bool,
+    check_choice,
+    check_device,
+    check_instance,
+    check_nonnegative_int,
+    check_positive_int,
+    check_text,
+)
 from posenc.learned import BertEmbeddings, LearnedPositionEmbedding
 
 __all__ = [
@@ -82,7 +90,12 @@ class TransformerConfig:
     source: str = ""
 
     def __post_init__(self) -> None:
+        check_text("name", self.name, empty=False)
         check_choice("family", self.family, FAMILIES)
+        check_bool("hypothetical", self.hypothetical)
+        if self.published_total is not None:
+            check_positive_int("published_total", self.published_total)
+        check_text("source", self.source)
         check_choice("output_head", self.output_head, OUTPUT_HEADS)
         for name in ("vocab_size", "n_layers", "d_model", "n_heads", "d_ff", "max_len"):
             check_positive_int(name, getattr(self, name))
@@ -139,6 +152,7 @@ def layer_parameters(d_model: int, d_ff: int) -> int:
 
 def count_parameters(config: TransformerConfig) -> ParamCount:
     """Count every parameter of ``config`` by formula, part by part."""
+    _check_config(config)
     d = config.d_model
     bert = config.family == "bert"
     return ParamCount(
@@ -163,9 +177,13 @@ def reference_modules(config: TransformerConfig, *, device: str | torch.device =
     ``nn.Linear(d, vocab)``. The parts are not wired into a forward pass: this is for
     counting. On the default ``meta`` device no memory is allocated.
     """
+    _check_config(config)
+    where = check_device("device", device)
+    if where is None:
+        raise TypeError("device must be a device such as 'meta' (the default, no memory) or 'cpu', got None")
     d, bert = config.d_model, config.family == "bert"
     parts: dict[str, nn.Module] = {}
-    with torch.device(device):
+    with torch.device(where):
         if bert:
             parts["embeddings"] = BertEmbeddings(
                 config.vocab_size, config.max_len, d, type_vocab_size=max(config.type_vocab_size, 1)
@@ -197,6 +215,8 @@ def module_parameter_count(module: nn.Module, *, trainable_only: bool = False) -
         trainable_only: count only parameters with ``requires_grad`` (frozen buffers are
             never parameters; frozen parameters are skipped only with this flag).
     """
+    check_instance("module", module, nn.Module, what="a torch.nn.Module")
+    trainable_only = check_bool("trainable_only", trainable_only)
     return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable_only)
 
 
@@ -214,6 +234,20 @@ def training_bytes(n_params: int, *, optimizer: str = "adam", bytes_per_value: i
     return check_nonnegative_int("n_params", n_params) * copies[optimizer] * check_positive_int(
         "bytes_per_value", bytes_per_value
     )
+
+
+def _check_config(config: object) -> None:
+    check_instance("config", config, TransformerConfig, what="a posenc.params.TransformerConfig (e.g. CONFIGS['BERT-base'])")
+
+
+def _check_configs(configs: object) -> list[TransformerConfig]:
+    """``configs`` as a list of :class:`TransformerConfig` (a TypeError naming the first entry that is not one)."""
+    if isinstance(configs, str | bytes | TransformerConfig) or not isinstance(configs, Iterable):
+        raise TypeError(f"configs must be a sequence of TransformerConfig (e.g. CONFIGS.values()), got {configs!r}")
+    listed = list(configs)
+    for index, config in enumerate(listed):
+        check_instance(f"configs[{index}]", config, TransformerConfig)
+    return listed
 
 
 def _configs() -> dict[str, TransformerConfig]:
@@ -247,7 +281,7 @@ CONFIGS: dict[str, TransformerConfig] = _configs()
 def parameter_rows(configs: Iterable[TransformerConfig] | None = None) -> list[dict[str, object]]:
     """One dict per configuration with its counts (plain values, for tables and asserts)."""
     rows = []
-    for config in CONFIGS.values() if configs is None else configs:
+    for config in CONFIGS.values() if configs is None else _check_configs(configs):
         count = count_parameters(config)
         rows.append(
             {

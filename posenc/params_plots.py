@@ -12,7 +12,15 @@ from collections.abc import Iterable, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from posenc.params import CONFIGS, TransformerConfig, count_parameters, parameter_rows, position_parameters
+from posenc.checks import check_int_sequence
+from posenc.params import (
+    CONFIGS,
+    TransformerConfig,
+    _check_configs,
+    count_parameters,
+    parameter_rows,
+    position_parameters,
+)
 from posenc.plots import colour, describe, html_table, new_figure
 
 __all__ = ["parameter_table_html", "position_params_figure", "position_share_figure"]
@@ -41,7 +49,9 @@ def position_params_figure(
     """Two log-log panels, one above the other: position parameters against L_max (one line per
     d_model) and against d_model (one line per L_max), with the configurations of
     :data:`CONFIGS` marked (their names appear on hover)."""
-    marked = list(CONFIGS.values() if configs is None else configs)
+    max_lens = check_int_sequence("max_lens", max_lens, min_len=1)
+    d_models = check_int_sequence("d_models", d_models, min_len=1)
+    marked = list(CONFIGS.values()) if configs is None else _check_configs(configs)
     fig = make_subplots(rows=2, cols=1, subplot_titles=("against maximum length", "against model width"),
                         vertical_spacing=0.2)
     for i, d in enumerate(d_models):
@@ -77,6 +87,8 @@ def position_share_figure(
     configs: Sequence[TransformerConfig], max_lens: Sequence[int]
 ) -> go.Figure:
     """Position parameters as % of the total when only L_max of each configuration changes."""
+    configs = _check_configs(configs)
+    max_lens = check_int_sequence("max_lens", max_lens, min_len=1)
     fig = new_figure(
         title="Share of all parameters spent on the position table",
         x_title="maximum length L_max (positions, log scale)",

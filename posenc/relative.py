@@ -29,15 +29,20 @@ import torch
 from torch import nn
 
 from posenc.checks import (
+    check_bool,
     check_choice,
     check_even_int,
+    check_integers,
     check_positions,
     check_positive_float,
     check_positive_int,
+    check_real,
     check_real_positions,
+    check_reals,
+    check_tensor,
 )
 from posenc.extrapolate import position_interpolation_positions
-from posenc.schemes import PositionScheme
+from posenc.schemes import PositionScheme, check_hook_positions, check_queries_keys
 
 
 class FrequencyScaling(Protocol):
@@ -120,16 +125,15 @@ def partial_inverse_frequencies(
         float64 ``(d_head // 2,)``: the rotated pairs first, then zeros.
     """
     d_head = check_even_int("d_head", d_head, why=_PAIRS)
-    fraction = check_positive_float("fraction", fraction)
+    fraction = check_real("fraction", fraction, low=0.0, low_open=True, high=1.0, what="the share of d_head that rotates")
     check_choice("ladder", ladder, PARTIAL_LADDERS)
-    if fraction > 1.0:
-        raise ValueError(f"fraction must be in (0, 1] (the share of d_head that rotates), got {fraction}")
+    base = check_positive_float("base", base)
     k = int(fraction * d_head) // 2
     if k < 1:
         raise ValueError(f"fraction={fraction} of d_head={d_head} rotates no pair: it must be >= {2 / d_head:g}")
     if speeds is None:
         speeds = rope_inverse_frequencies(2 * k if ladder == "compressed" else d_head, base=base)
-    speeds = torch.as_tensor(speeds, dtype=torch.float64)
+    speeds = check_reals("speeds", speeds)
     expected = k if ladder == "compressed" else d_head // 2
     if speeds.shape != (expected,):
         raise ValueError(f"speeds must have shape ({expected},) for ladder {ladder!r}, got {tuple(speeds.shape)}")
@@ -159,7 +163,7 @@ def rope_angles(
     if inverse_frequencies is None:
         speeds = rope_inverse_frequencies(d_head, base=base)
     else:
-        speeds = torch.as_tensor(inverse_frequencies, dtype=torch.float64)
+        speeds = check_reals("inverse_frequencies", inverse_frequencies)
         if speeds.shape != (d_head // 2,):
             raise ValueError(f"inverse_frequencies must have shape ({d_head // 2},) for d_head={d_head}, "
                              f"got {tuple(speeds.shape)}")
@@ -243,10 +247,9 @@ def apply_rope_reference(
 
 def _positions_for(x: Any, positions: Any) -> torch.Tensor:
     """Checked positions for queries or keys ``x``: ``(seq_len,)``, or ``(batch, 1, seq_len)`` for 4-D ``x``."""
-    if not isinstance(x, torch.Tensor) or x.ndim < 2:
-        raise ValueError(f"x must be a tensor of shape (..., seq_len, d_head), got {getattr(x, 'shape', x)!r}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+    check_tensor("x", x, floating=True, shape="(..., seq_len, d_head)")
+    if x.ndim < 2:
+        raise ValueError(f"x must be a tensor of shape (..., seq_len, d_head), got {tuple(x.shape)}")
     seq_len, d_head = x.shape[-2], x.shape[-1]
     check_even_int("d_head (the last dimension of x)", d_head, why=_PAIRS)
     if positions is None:
@@ -330,10 +333,13 @@ class RotaryEmbedding(nn.Module):
             ``(q_rotated, k_rotated)`` with the shapes of ``q`` and ``k``.
         """
         for name, t in (("q", q), ("k", k)):
-            if t.shape[-1] != self.d_head:
-                raise ValueError(f"{name} must have last dimension d_head={self.d_head}, got shape {tuple(t.shape)}")
+            check_tensor(name, t, floating=True, shape=f"(..., seq_len, d_head={self.d_head})")
+            if t.ndim < 2 or t.shape[-1] != self.d_head:
+                raise ValueError(f"{name} must have shape (..., seq_len, d_head={self.d_head}), got {tuple(t.shape)}")
         if k.shape != q.shape:
             raise ValueError(f"q and k must have the same shape, got {tuple(q.shape)} and {tuple(k.shape)}")
+        if k.dtype != q.dtype:
+            raise ValueError(f"q and k must have the same dtype, got {q.dtype} and {k.dtype}")
         pos = _positions_for(q, positions)
         # Every layer and every training step asks for the same positions: compute the (float64)
         # tables once and keep the last ones; the values are the same as computing them anew.
@@ -403,7 +409,7 @@ def alibi_bias(n_heads: int, positions: Any, *, slopes: torch.Tensor | None = No
         raise ValueError(f"positions must have shape (seq_len,) or (batch, seq_len), got {tuple(pos.shape)}")
     if slopes is None:
         slopes = alibi_slopes(n_heads)
-    slopes = torch.as_tensor(slopes, dtype=torch.float64, device=pos.device)
+    slopes = check_reals("slopes", slopes).to(pos.device)
     if slopes.shape != (n_heads,):
         raise ValueError(f"slopes must have shape ({n_heads},), got {tuple(slopes.shape)}")
     distance = (pos.unsqueeze(-1) - pos.unsqueeze(-2)).abs()  # (..., seq_len, seq_len)
@@ -460,7 +466,9 @@ class RopeScheme(PositionScheme):
             raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
         self.max_len = None
         self.rotary = RotaryEmbedding(d_model // n_heads, base=base, layout=layout)
-        self.partial, self.ladder = float(partial), ladder
+        partial = check_real("partial", partial, low=0.0, low_open=True, high=1.0, what="a share of each head")
+        ladder = check_choice("ladder", ladder, PARTIAL_LADDERS)
+        self.partial, self.ladder = partial, ladder
         # the speeds of a partial rotation (None: every pair rotates, the rotary module's fast path)
         self.partial_speeds = (None if partial == 1.0 else
                                partial_inverse_frequencies(self.rotary.d_head, partial, base=base, ladder=ladder))
@@ -505,6 +513,8 @@ class RopeScheme(PositionScheme):
     def rotate(
         self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        check_queries_keys(q, k)
+        check_hook_positions(positions, q.shape[2], q.shape[0])
         if self.interpolation is not None:
             train_len, target_len = self.interpolation
             positions = position_interpolation_positions(positions, train_len=train_len, target_len=target_len)
@@ -545,19 +555,13 @@ class AlibiScheme(PositionScheme):
         self.alibi = ALiBi(n_heads)
 
     def attention_bias(self, positions: torch.Tensor) -> torch.Tensor:
-        return self.alibi(positions)
+        return self.alibi(check_hook_positions(positions))
 
 
 # -- T5 relative bias ---------------------------------------------------------------------
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
-    return value
-
-
 def _check_buckets(bidirectional: Any, num_buckets: Any, max_distance: Any) -> tuple[bool, int, int]:
     """Validate T5's bucket settings; return them. Each direction needs an exact half and a log half."""
-    bidirectional = _check_bool("bidirectional", bidirectional)
+    bidirectional = check_bool("bidirectional", bidirectional)
     num_buckets = check_positive_int("num_buckets", num_buckets)
     max_distance = check_positive_int("max_distance", max_distance)
     per_direction = num_buckets // 2 if bidirectional else num_buckets
@@ -615,10 +619,7 @@ def t5_relative_position_bucket(
         ``torch.long`` tensor of shape ``S``, values in ``[0, num_buckets)``.
     """
     bidirectional, num_buckets, max_distance = _check_buckets(bidirectional, num_buckets, max_distance)
-    rel = torch.as_tensor(relative_position)
-    if rel.is_floating_point() or rel.is_complex() or rel.dtype == torch.bool:
-        raise TypeError(f"relative_position must hold integers, got dtype {rel.dtype}")
-    rel = rel.long()
+    rel = check_integers("relative_position", relative_position)
     n = num_buckets
     offset = torch.zeros_like(rel)
     if bidirectional:
@@ -738,4 +739,4 @@ class T5BiasScheme(PositionScheme):
         )
 
     def attention_bias(self, positions: torch.Tensor) -> torch.Tensor:
-        return self.bias(positions)
+        return self.bias(check_hook_positions(positions))

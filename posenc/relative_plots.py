@@ -15,7 +15,16 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from posenc.checks import check_positive_int
+from posenc.checks import (
+    check_even_int,
+    check_int,
+    check_int_sequence,
+    check_nonnegative_int,
+    check_positive_int,
+    check_records,
+    check_tensor,
+    check_text_sequence,
+)
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import OKABE_ITO, colour, describe, html_table
 from posenc.relative import (
@@ -25,7 +34,7 @@ from posenc.relative import (
     rope_inverse_frequencies,
     t5_relative_position_bucket,
 )
-from posenc.results import RunResult, summarize
+from posenc.results import RunResult, check_results, summarize
 
 __all__ = [
     "rope_scores",
@@ -48,10 +57,30 @@ def rope_scores(q: torch.Tensor, k: torch.Tensor, query_position: int, offsets: 
     Returns:
         ``(len(offsets),)`` float64 scores ``<R_m q, R_n k>``.
     """
+    for name, vector in (("q", q), ("k", k)):
+        check_tensor(name, vector, ndim=1, floating=True, shape="(d_head,)")
+        check_even_int(f"d_head (the length of {name})", vector.shape[0], why="RoPE rotates pairs of coordinates")
+    if k.shape != q.shape:
+        raise ValueError(f"q and k must have the same length, got {tuple(q.shape)} and {tuple(k.shape)}")
+    query_position = check_nonnegative_int("query_position", query_position)
+    offsets = _check_offsets(offsets, query_position)
     offsets_t = torch.as_tensor(list(offsets), dtype=torch.float64)
     keys = apply_rope(k.double().expand(len(offsets_t), -1), query_position + offsets_t)
     query = apply_rope(q.double().unsqueeze(0), torch.tensor([float(query_position)]))[0]
     return (keys @ query).numpy()
+
+
+def _check_offsets(offsets: object, query_position: int) -> list[int]:
+    """Key-minus-query offsets, any sign, each putting the key at a position >= 0."""
+    if isinstance(offsets, str | bytes) or not hasattr(offsets, "__iter__"):
+        raise TypeError(f"offsets must be a sequence of integer offsets (key - query), got {offsets!r}")
+    values = [check_int(f"offsets[{i}]", o) for i, o in enumerate(offsets)]
+    if not values:
+        raise ValueError("offsets must hold at least one offset")
+    if min(values) < -query_position:
+        raise ValueError(f"offsets must be >= -query_position = {-query_position} (keys at positions >= 0), got a "
+                         f"minimum of {min(values)}")
+    return values
 
 
 def _pair(vector: torch.Tensor, pair: int) -> tuple[float, float]:
@@ -67,8 +96,9 @@ def rope_pair_explorer(*, d_head: int = 8, seed: int = 0, max_offset: int = 32) 
     ``<R_m q, R_n k>`` for every offset, and the share of the chosen pair. Changing ``m``
     turns both arrows together and leaves the score unchanged.
     """
-    d_head = check_positive_int("d_head", d_head)
-    generator = torch.Generator().manual_seed(seed)
+    d_head = check_even_int("d_head", d_head, why="RoPE rotates pairs of coordinates")
+    max_offset = check_positive_int("max_offset", max_offset)
+    generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
     q, k = torch.randn(2, d_head, generator=generator, dtype=torch.float64)
     theta = rope_inverse_frequencies(d_head)
     n_pairs = d_head // 2
@@ -154,7 +184,7 @@ def alibi_figure(n_heads: int = 8, seq_len: int = 24, *, query: int | None = Non
     """
     n_heads = check_positive_int("n_heads", n_heads)
     seq_len = check_positive_int("seq_len", seq_len)
-    query = seq_len - 1 if query is None else query
+    query = seq_len - 1 if query is None else check_int("query", query, low=0, high=seq_len - 1)
     bias = alibi_bias(n_heads, seq_len)
     slopes = alibi_slopes(n_heads)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.26,
@@ -252,10 +282,21 @@ def accuracy_by_length_rows(
         defined at a length simply has no row there.
     """
     rows: list[dict[str, Any]] = []
+    results = check_results("results", results)
+    lengths = check_int_sequence("lengths", lengths, min_len=1)
+    by = check_text_sequence("by", by)
+    strategies = check_text_sequence("strategies", strategies)
+    held = {key for r in results for key in r.metrics}  # a length where no run holds a metric has no row
+    unknown = [s for s in strategies if not any(key.endswith(f":{s}") for key in held)]
+    if unknown:
+        raise ValueError(f"strategies has {unknown}, with which no run was scored")
     for length in lengths:
-        for row in summarize(results, metric=f"accuracy@{length}", by=list(by)):
-            rows.append({**row, "length": int(length)})
+        if f"accuracy@{length}" in held:
+            for row in summarize(results, metric=f"accuracy@{length}", by=list(by)):
+                rows.append({**row, "length": int(length)})
         for strategy in strategies:
+            if f"accuracy@{length}:{strategy}" not in held:
+                continue
             for row in summarize(results, metric=f"accuracy@{length}:{strategy}", by=list(by)):
                 rows.append({**row, "label": f"{row['label']} + {strategy}", "length": int(length)})
     return rows
@@ -269,6 +310,9 @@ def length_table_html(
     A dash marks a length where the scheme is not defined (a learned table without a workaround).
     (Notebook Markdown outputs are rendered as CommonMark, which has no tables: hence HTML.)
     """
+    rows = check_records("rows", rows, ("label", "length", "mean", "std", "n"))
+    lengths = check_int_sequence("lengths", lengths, min_len=1)
+    train_len = check_positive_int("train_len", train_len)
     labels = list(dict.fromkeys(row["label"] for row in rows))
     cells = {(row["label"], row["length"]): row for row in rows}
     headers = ["scheme"] + [f"{length} ({length / train_len:g}×)" for length in lengths] + ["seeds"]
@@ -289,6 +333,7 @@ def length_table_html(
 def series_from_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list[int], list[float], list[float]]]:
     """Rows of :func:`accuracy_by_length_rows` as ``label -> (lengths, means, stds)``, the input of
     :func:`posenc.results_plots.errorbar_figure`."""
+    rows = check_records("rows", rows, ("label", "length", "mean", "std"))
     series: dict[str, tuple[list[int], list[float], list[float]]] = {}
     for row in sorted(rows, key=lambda r: r["length"]):
         lengths, means, stds = series.setdefault(row["label"], ([], [], []))

@@ -31,7 +31,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from posenc.checks import check_positive_int
+from posenc.checks import (
+    check_bool,
+    check_file,
+    check_instance,
+    check_int_sequence,
+    check_mapping,
+    check_path,
+    check_real,
+    check_text,
+    check_text_sequence,
+)
 
 __all__ = [
     "LATER_FIELD_DEFAULTS",
@@ -60,6 +70,7 @@ __all__ = [
     "steps_to_reach",
     "reach_summary",
     "reach_text",
+    "check_results",
 ]
 
 #: ``(xs, means, stds)``: one series of means with their sample standard deviations.
@@ -97,17 +108,36 @@ class RunResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunResult:
-        """Rebuild a record from :meth:`to_dict`; a missing key raises a ValueError naming it."""
+        """Rebuild a record from :meth:`to_dict`; a missing key or a value of the wrong kind raises a
+        ValueError naming it (``data['metrics']``, ...)."""
+        check_mapping("data", data, what="a dict of a stored run (RunResult.to_dict())")
         missing = [key for key in ("config", "seed", "metrics", "wall_time_s") if key not in data]
         if missing:
-            raise ValueError(f"a stored run lacks the key(s) {missing}; it has {sorted(data)}")
+            raise ValueError(f"data (a stored run) lacks the key(s) {missing}; it has {sorted(map(str, data))}")
+
+        def entry(key: str, kinds: type | tuple[type, ...], what: str) -> Any:
+            value = data[key]
+            if not isinstance(value, kinds) or isinstance(value, bool):
+                raise ValueError(f"data['{key}'] must be {what}, got {value!r} of type {type(value).__name__}")
+            return value
+
+        metrics = entry("metrics", Mapping, "a dict of metric name -> number")
+        for name, value in metrics.items():
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise ValueError(f"data['metrics'][{name!r}] must be a number, got {value!r}")
+        history = data.get("history", [])
+        if not isinstance(history, list) or not all(isinstance(h, Mapping) for h in history):
+            raise ValueError(f"data['history'] must be a list of dicts (one per logged step), got {history!r}")
+        extras = data.get("extras", {})
+        if not isinstance(extras, Mapping):
+            raise ValueError(f"data['extras'] must be a dict, got {extras!r}")
         return cls(
-            config=dict(data["config"]),
-            seed=int(data["seed"]),
-            metrics={k: float(v) for k, v in data["metrics"].items()},
-            history=list(data.get("history", [])),
-            wall_time_s=float(data["wall_time_s"]),
-            extras=dict(data.get("extras", {})),
+            config=dict(entry("config", Mapping, "a dict (TrainConfig.to_dict())")),
+            seed=int(entry("seed", int, "an integer")),
+            metrics={k: float(v) for k, v in metrics.items()},
+            history=list(history),
+            wall_time_s=float(entry("wall_time_s", (int, float), "a number of seconds")),
+            extras=dict(extras),
         )
 
 
@@ -119,7 +149,9 @@ def save_results(results: Sequence[RunResult], path: str | Path, *, meta: dict[s
         The path written (parent folders are created).
     """
     results = _check_results(results, allow_empty=True)
-    path = Path(path)
+    path = check_path("path", path)
+    if meta is not None:
+        check_mapping("meta", meta)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"meta": dict(meta or {}), "results": [r.to_dict() for r in results]}
     path.write_text(json.dumps(payload, indent=1) + "\n")
@@ -134,17 +166,33 @@ def load_results(path: str | Path) -> tuple[list[RunResult], dict[str, Any]]:
 
     Raises:
         FileNotFoundError: no file at ``path``.
-        ValueError: the file is not a results file.
+        ValueError: the file is not a results file: not JSON (a truncated file, say), or not an
+            object with a ``'results'`` list of runs; the message names the file and the bad entry.
     """
-    path = Path(path)
-    if not path.is_file():
+    if isinstance(path, str | Path) and not Path(path).is_file():
         raise FileNotFoundError(
-            f"no results file at {path}; save_results writes one (the book's grids: `make grids`)"
+            f"no results file at path={str(path)!r}; save_results writes one (the book's grids: `make grids`)"
         )
-    payload = json.loads(path.read_text())
+    path = check_file("path", path, what="results file")
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"path={str(path)!r} is not a results file: it is not valid JSON ({error}); "
+                         "a file cut short by an interrupted write reads like this") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
-        raise ValueError(f"{path} is not a results file: expected a JSON object with a 'results' list")
-    return [RunResult.from_dict(r) for r in payload["results"]], dict(payload.get("meta", {}))
+        raise ValueError(f"path={str(path)!r} is not a results file: expected a JSON object with a 'results' list")
+    meta = payload.get("meta", {})
+    if not isinstance(meta, dict):
+        raise ValueError(f"path={str(path)!r}: its 'meta' must be a JSON object, got {meta!r}")
+    results = []
+    for index, entry in enumerate(payload["results"]):
+        if not isinstance(entry, dict):
+            raise ValueError(f"path={str(path)!r}: results[{index}] must be a JSON object (one run), got {entry!r}")
+        try:
+            results.append(RunResult.from_dict(entry))
+        except ValueError as error:
+            raise ValueError(f"path={str(path)!r}: results[{index}] is not a stored run: {error}") from None
+    return results, dict(meta)
 
 
 # -- labels and choosing runs -----------------------------------------------------------------------
@@ -166,6 +214,10 @@ def config_value(config: Mapping[str, Any], name: str) -> Any:
 
 def scheme_label(scheme: str, position_options: Mapping[str, Any] | None = None, combine: str = "add") -> str:
     """A short human-readable name, e.g. ``"learned (gpt2)"`` or ``"sinusoidal, concat"``."""
+    check_text("scheme", scheme, empty=False)
+    check_text("combine", combine, empty=False)
+    if position_options is not None:
+        check_mapping("position_options", position_options)
     options = dict(position_options or {})
     label = scheme
     if scheme == "learned":
@@ -180,6 +232,7 @@ def scheme_label(scheme: str, position_options: Mapping[str, Any] | None = None,
 
 def run_label(result: RunResult) -> str:
     """The :func:`scheme_label` of a run's scheme, position options and way of combining."""
+    check_instance("result", result, RunResult)
     config = result.config
     return scheme_label(config.get("scheme", "?"), config.get("position_options"), config.get("combine", "add"))
 
@@ -241,7 +294,7 @@ def select_labels(results: Sequence[RunResult], labels: Iterable[str]) -> list[R
     """
     results = _check_results(results, allow_empty=True)
     groups = group_by_label(results)
-    wanted = [labels] if isinstance(labels, str) else list(labels)
+    wanted = [labels] if isinstance(labels, str) else list(check_text_sequence("labels", labels, min_len=1))
     missing = [label for label in wanted if label not in groups]
     if missing:
         raise ValueError(f"no run has the label(s) {missing}; labels present: {list(groups)}")
@@ -250,10 +303,11 @@ def select_labels(results: Sequence[RunResult], labels: Iterable[str]) -> list[R
 
 def field_values(results: Sequence[RunResult], name: str) -> list[Any]:
     """The distinct values of config field ``name`` over ``results``, in first-seen order."""
+    check_text("name", name, empty=False)
     seen: dict[str, Any] = {}
     for result in _check_results(results, allow_empty=True):
         if name not in result.config:
-            raise ValueError(f"{name!r} is not a config field; fields: {sorted(result.config)}")
+            raise ValueError(f"name={name!r} is not a config field; fields: {sorted(result.config)}")
         value = result.config[name]
         # dicts and lists are not hashable: compare their JSON text
         seen.setdefault(json.dumps(value, sort_keys=True, default=str), value)
@@ -278,11 +332,16 @@ def differing_fields(
     Returns:
         The differing fields, in the order of ``fields``.
     """
-    skipped = set(ignore)
-    names = [name for name in (list(reference) if fields is None else list(fields)) if name not in skipped]
+    check_mapping("reference", reference, min_len=1, what="a config dict (a run's config)")
+    skipped = set(check_text_sequence("ignore", ignore))
+    unknown = sorted(skipped - set(reference))
+    if unknown:
+        raise ValueError(f"ignore names {unknown}, which are not fields of reference; its fields: {sorted(reference)}")
+    wanted = list(reference) if fields is None else list(check_text_sequence("fields", fields, min_len=1))
+    names = [name for name in wanted if name not in skipped]
     for name in names:
         if name not in reference:
-            raise ValueError(f"field {name!r} is not in reference; its fields: {sorted(reference)}")
+            raise ValueError(f"fields entry {name!r} is not in reference; its fields: {sorted(reference)}")
     different = []
     for name in names:
         for result in _check_results(results, allow_empty=True):
@@ -313,9 +372,20 @@ def summarize(
         Rows in first-seen order: the ``by`` fields (plus ``"label"``, see :func:`run_label`),
         ``"metric"``, ``"n"``, ``"mean"``, ``"std"`` (sample standard deviation over seeds,
         0 for one run), ``"min"``, ``"max"``, ``"values"``.
+
+    Raises:
+        ValueError: no run has ``metric`` (a misspelled name is an error, not an empty table;
+            no runs at all give no rows), or a ``by`` entry is not a config field.
     """
+    results = _check_results(results, allow_empty=True)
+    check_text("metric", metric, empty=False)
+    if by is not None:
+        by = check_text_sequence("by", by)
+    if results and not any(metric in r.metrics for r in results):
+        present = sorted({key for r in results for key in r.metrics})
+        raise ValueError(f"no run has metric={metric!r}; the runs' metrics are {present}")
     groups: dict[str, dict[str, Any]] = {}
-    for result in _check_results(results, allow_empty=True):
+    for result in results:
         if metric not in result.metrics:
             continue
         keys = [k for k in result.config if k != "seed"] if by is None else list(by)
@@ -358,8 +428,9 @@ def summary_by_label(
             runs that differ in anything else apart, so they cannot be pooled by accident.
 
     Raises:
-        ValueError: two groups share a label (the runs differ in a field the label does not
-            show, e.g. the training-set size: select one value of it first).
+        ValueError: no run has ``metric`` (as :func:`summarize`), or two groups share a label (the
+            runs differ in a field the label does not show, e.g. the training-set size: select one
+            value of it first).
     """
     table: dict[str, dict[str, Any]] = {}
     for row in summarize(results, metric=metric, by=by):
@@ -378,9 +449,11 @@ def metric_values(results: Sequence[RunResult], key: str) -> list[float]:
     Raises:
         ValueError: no run has the metric.
     """
-    values = [r.metrics[key] for r in _check_results(results, allow_empty=True) if key in r.metrics]
+    results = _check_results(results, allow_empty=True)
+    check_text("key", key, empty=False)
+    values = [r.metrics[key] for r in results if key in r.metrics]
     if not values:
-        raise ValueError(f"no result has metric {key!r}")
+        raise ValueError(f"no result has metric key={key!r}")
     return values
 
 
@@ -400,12 +473,13 @@ def curve(results: Sequence[RunResult], key: str = "accuracy") -> Series:
         ``(steps, means, stds)``, each as long as the history.
     """
     results = _check_results(results)
+    check_text("key", key, empty=False)
     steps = [int(h["step"]) for h in results[0].history]
     for result in results:
         if [int(h["step"]) for h in result.history] != steps:
             raise ValueError("runs log different steps; pass runs of one grid cell")
         if any(key not in h for h in result.history):
-            raise ValueError(f"history entries lack {key!r} (train with curve_examples > 0 for 'accuracy')")
+            raise ValueError(f"history entries lack key={key!r} (train with curve_examples > 0 for 'accuracy')")
     columns = list(zip(*[[float(h[key]) for h in r.history] for r in results], strict=True))
     return steps, [statistics.fmean(c) for c in columns], [_sample_std(c) for c in columns]
 
@@ -437,6 +511,8 @@ def accuracy_by_length(
     """
     results = _check_results(results)
     lengths = _check_lengths(lengths)
+    if strategy is not None:
+        check_text("strategy", strategy, empty=False)
     metric_keys = {key for r in results for key in r.metrics}
     means, stds = [], []
     for length in lengths:
@@ -466,6 +542,8 @@ def extrapolation_variants(
     results = _check_results(results)
     if strategies is None:
         strategies = list(dict.fromkeys(s for r in results for s in r.config.get("eval_extrapolations", ())))
+    else:
+        strategies = list(check_text_sequence("strategies", strategies))
     variants: dict[str, tuple[list[RunResult], str | None]] = {}
     for label, runs in group_by_label(results).items():
         scored = [s for s in strategies if any(k.endswith(f":{s}") for r in runs for k in r.metrics)]
@@ -499,10 +577,12 @@ def position_curve(results: Sequence[RunResult], key: str) -> Series:
     Returns:
         ``(positions, means, stds)``, unlabelled positions left out.
     """
+    results = _check_results(results)
+    check_text("key", key, empty=False)
     name = f"position_accuracy@{key}"
-    rows = [r.extras[name] for r in _check_results(results) if name in r.extras]
+    rows = [r.extras[name] for r in results if name in r.extras]
     if not rows:
-        raise ValueError(f"no result has extras[{name!r}] (train with per_position=True)")
+        raise ValueError(f"no result has extras[{name!r}] for key={key!r} (train with per_position=True)")
     positions, means, stds = [], [], []
     for position, column in enumerate(zip(*rows, strict=True)):
         if column[0] is None:
@@ -535,10 +615,12 @@ def position_curves(
 # -- speed of learning ------------------------------------------------------------------------------
 def steps_to_reach(result: RunResult, threshold: float = 0.9, key: str = "accuracy") -> int | None:
     """First logged step whose ``history[key]`` is at least ``threshold`` (``None`` if never)."""
+    check_instance("result", result, RunResult)
     threshold = _check_threshold(threshold)
+    check_text("key", key, empty=False)
     for entry in result.history:
         if key not in entry:
-            raise ValueError(f"history entries lack {key!r} (train with curve_examples > 0)")
+            raise ValueError(f"history entries lack key={key!r} (train with curve_examples > 0)")
         if entry[key] >= threshold:
             return int(entry["step"])
     return None
@@ -551,6 +633,7 @@ def reach_summary(results: Sequence[RunResult], threshold: float = 0.9, *, label
         ``{"label", "n", "reached" (runs that got there), "values" (their steps), "mean", "std"}``;
         ``mean``/``std`` are over the runs that got there (``nan`` if none did).
     """
+    check_text("label", label)
     steps = [steps_to_reach(r, threshold) for r in _check_results(results)]
     hits = [s for s in steps if s is not None]
     return {
@@ -565,6 +648,10 @@ def reach_summary(results: Sequence[RunResult], threshold: float = 0.9, *, label
 
 def reach_text(summary: Mapping[str, Any]) -> str:
     """``"415 ± 58 (5 of 5)"`` or ``"never (0 of 5)"`` for a :func:`reach_summary` dict."""
+    check_mapping("summary", summary, what="a reach_summary dict")
+    missing = [key for key in ("reached", "n", "mean", "std") if key not in summary]
+    if missing:
+        raise ValueError(f"summary lacks {missing}: pass what reach_summary returns")
     got = f"({summary['reached']} of {summary['n']})"
     if not summary["reached"]:
         return f"never {got}"
@@ -572,27 +659,31 @@ def reach_text(summary: Mapping[str, Any]) -> str:
 
 
 # -- argument checks ----------------------------------------------------------------------------------
-def _check_results(results: Sequence[RunResult], *, allow_empty: bool = False) -> list[RunResult]:
+def check_results(name: str, results: Sequence[RunResult], *, allow_empty: bool = True) -> list[RunResult]:
+    """``results`` (a sequence of :class:`RunResult`) as a list; a TypeError or ValueError naming ``name`` otherwise."""
+    return _check_results(results, allow_empty=check_bool("allow_empty", allow_empty),
+                          name=check_text("name", name, empty=False))
+
+
+def _check_results(results: Sequence[RunResult], *, allow_empty: bool = False, name: str = "results") -> list[RunResult]:
     """``results`` as a list of RunResult records (a clear error for anything else, or for none)."""
     if isinstance(results, RunResult):
-        raise TypeError("results must be a sequence of RunResult records; got a single RunResult (wrap it in [])")
+        raise TypeError(f"{name} must be a sequence of RunResult records; got a single RunResult (wrap it in [])")
+    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
+        raise TypeError(f"{name} must be a sequence of RunResult records (load_results(...)[0]), got {results!r} "
+                        f"of type {type(results).__name__}")
     results = list(results)
     for index, result in enumerate(results):
         if not isinstance(result, RunResult):
-            raise TypeError(f"results[{index}] must be a RunResult, got {type(result).__name__}")
+            raise TypeError(f"{name}[{index}] must be a RunResult, got {type(result).__name__}")
     if not results and not allow_empty:
-        raise ValueError("results is empty: select matched no run")
+        raise ValueError(f"{name} is empty: select matched no run")
     return results
 
 
 def _check_lengths(lengths: Sequence[int]) -> list[int]:
-    lengths = [check_positive_int("lengths entry", n) for n in lengths]
-    if not lengths:
-        raise ValueError("lengths must hold at least one test length")
-    return lengths
+    return list(check_int_sequence("lengths", lengths, min_len=1))
 
 
 def _check_threshold(threshold: float) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be an accuracy in (0, 1], got {threshold!r}")
-    return float(threshold)
+    return check_real("threshold", threshold, low=0.0, low_open=True, high=1.0, what="an accuracy")

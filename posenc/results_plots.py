@@ -15,10 +15,20 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from posenc.checks import check_choice, check_positive_int
+from posenc.checks import (
+    check_bool,
+    check_choice,
+    check_int_sequence,
+    check_mapping,
+    check_positive_int,
+    check_real,
+    check_real_pair,
+    check_records,
+    check_text,
+)
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import OKABE_ITO, colour, new_figure
-from posenc.results import RunResult, field_values, group_by_label, position_curves
+from posenc.results import RunResult, check_results, field_values, group_by_label, position_curves
 
 __all__ = ["bar_figure", "errorbar_figure", "position_accuracy_explorer"]
 
@@ -47,7 +57,13 @@ def bar_figure(
         reference: optional ``(y, text)`` drawn as a dashed horizontal line (e.g. chance).
         y_range: the y axis range; ``None`` lets plotly choose.
     """
-    _check_rows(rows, ("label", "mean", "std", "values"))
+    rows = check_records("rows", rows, ("label", "mean", "std", "values"))
+    if y_range is not None:
+        y_range = check_real_pair("y_range", y_range, increasing=True)
+    if reference is not None:
+        if not isinstance(reference, tuple | list) or len(reference) != 2:
+            raise TypeError(f"reference must be a (y, text) pair such as (0.5, 'chance') or None, got {reference!r}")
+        reference = (check_real("reference[0]", reference[0]), check_text("reference[1]", reference[1]))
     height = check_positive_int("height", height)
     fig = new_figure(title=title, x_title="position scheme", y_title=y_title, alt=alt, caption=caption, height=height)
     labels = [row["label"] for row in rows]
@@ -98,9 +114,20 @@ def errorbar_figure(
             group related series; others get the palette in order.
         legend_below: put the legend under the plot (for many series).
     """
+    check_mapping("series", series, min_len=1, what="a dict of label -> (xs, means, stds)")
     for label, triple in series.items():
-        if len(triple) != 3 or not len(triple[0]) == len(triple[1]) == len(triple[2]):
+        if not isinstance(triple, tuple | list) or len(triple) != 3 \
+                or not all(hasattr(part, "__len__") and not isinstance(part, str) for part in triple) \
+                or not len(triple[0]) == len(triple[1]) == len(triple[2]):
             raise ValueError(f"series[{label!r}] must be (xs, means, stds) of one length each")
+    band, log_x = check_bool("band", band), check_bool("log_x", log_x)
+    legend_below = check_bool("legend_below", legend_below)
+    if y_range is not None:
+        y_range = check_real_pair("y_range", y_range, increasing=True)
+    if bounds is not None:
+        bounds = check_real_pair("bounds", bounds, increasing=True)
+    if styles is not None:
+        check_mapping("styles", styles, what="a dict of label -> line properties")
     unknown = sorted(set(styles or {}) - set(series))
     if unknown:
         raise ValueError(f"styles names series {unknown} that are not in series; series: {list(series)}")
@@ -169,7 +196,7 @@ def position_accuracy_explorer(
         ValueError: no runs, runs of several training lengths, or ``scheme``/``length``/``lengths``
             not among what the runs hold.
     """
-    results = list(results)
+    results = check_results("results", results)
     if not results:
         raise ValueError("results is empty: pass the runs of a grid trained with per_position=True")
     train_lengths = field_values(results, "seq_len")
@@ -179,11 +206,9 @@ def position_accuracy_explorer(
     tested = sorted({int(n) for config_lengths in field_values(results, "eval_lengths") for n in config_lengths})
     if lengths is None:
         lengths = tested
-    lengths = [check_positive_int("lengths entry", n) for n in lengths]
-    if not lengths:
-        raise ValueError("lengths must hold at least one test length")
-    for entry in lengths:
-        check_choice("lengths entry", entry, tested)
+    lengths = list(check_int_sequence("lengths", lengths, min_len=1))
+    for index, entry in enumerate(lengths):
+        check_choice(f"lengths[{index}]", entry, tested)
     curves = position_curves(results, lengths, strategies=strategies)
     labels = list(dict.fromkeys(label for label, _ in curves))
     if scheme is None:
@@ -242,9 +267,3 @@ def _rgba(hex_colour: str, alpha: float) -> str:
     red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({red},{green},{blue},{alpha})"
 
-
-def _check_rows(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> None:
-    for index, row in enumerate(rows):
-        missing = [key for key in keys if key not in row]
-        if missing:
-            raise ValueError(f"rows[{index}] lacks {missing}; each row needs {list(keys)}")

@@ -45,8 +45,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from posenc.checks import check_choice
-from posenc.results import RunResult, config_value, run_label
+from posenc.checks import (
+    check_bool,
+    check_choice,
+    check_instance,
+    check_mapping,
+    check_real,
+    check_reals,
+    check_text,
+    check_text_sequence,
+)
+from posenc.results import RunResult, check_results, config_value, run_label
 
 __all__ = [
     "SOLVED",
@@ -99,6 +108,13 @@ class Side:
     strategy: str | None = None
     where: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        check_text("label", self.label, empty=False)
+        check_text("metric", self.metric, empty=False)
+        if self.strategy is not None:
+            check_text("strategy", self.strategy, empty=False)
+        check_mapping("where", self.where, what="a dict of config field -> value")
+
     def describe(self) -> str:
         text = self.label + (f" + {self.strategy}" if self.strategy else "")
         return text + "".join(f", {k}={v}" for k, v in self.where.items())
@@ -141,13 +157,23 @@ class Conclusion:
     solved: float = SOLVED
 
     def __post_init__(self) -> None:
-        if not self.tasks:
-            raise ValueError(f"conclusion {self.key!r}: tasks must name at least one task")
+        check_text("key", self.key, empty=False)
+        check_text("claim", self.claim)
+        for name in ("better", "worse"):  # a Side, or a fixed level (a number)
+            if not isinstance(getattr(self, name), Side):
+                check_real(name, getattr(self, name))
+        if isinstance(self.tasks, str) or not self.tasks:
+            raise ValueError(f"conclusion {self.key!r}: tasks must name at least one task (a tuple of names), "
+                             f"got {self.tasks!r}")
+        check_text_sequence("tasks", self.tasks, min_len=1)
+        if isinstance(self.over, str) or not isinstance(self.over, tuple | list):
+            raise TypeError(f"over must be a tuple of set-up choices from ('anchor', 'lr'), got {self.over!r}")
         for dimension in self.over:
             check_choice("over entry", dimension, ("anchor", "lr"))
+        check_real("margin", self.margin, low=0.0, high=1.0, high_open=True)
+        _check_solved(self.solved)
         check_choice("relation", self.relation, ("greater", "close"))
-        if not 0.0 <= self.margin < 1.0:
-            raise ValueError(f"conclusion {self.key!r}: margin must be in [0, 1), got {self.margin!r}")
+        check_text("label", self.label)
         if self.relation == "close" and self.margin == 0.0:
             raise ValueError(f"conclusion {self.key!r}: relation 'close' needs a margin > 0 (how close)")
         if not isinstance(self.better, Side) and not isinstance(self.worse, Side):
@@ -247,8 +273,9 @@ def tied_rates(by_lr: Mapping[float, Sequence[RunResult]], *, metric: str = "val
     Raises:
         ValueError: no rates, or a run without ``metric``.
     """
-    if not by_lr:
-        raise ValueError("by_lr is empty: pass the runs of at least one learning rate")
+    _check_by_lr(by_lr)
+    check_text("metric", metric, empty=False)
+    tolerance = check_real("tolerance", tolerance, low=0.0)
     stats = {}
     for lr, runs in by_lr.items():
         values = [_metric(run, metric) for run in runs]
@@ -283,6 +310,7 @@ class Bracket:
 
 def bracketing(by_lr: Mapping[float, Sequence[RunResult]], *, metric: str = "val_accuracy") -> Bracket:
     """Whether the sweep ``by_lr`` brackets its best rate (the rule chapter 6 applies to every cell)."""
+    _check_by_lr(by_lr)
     rates = tuple(sorted(float(lr) for lr in by_lr))
     tied = tied_rates(by_lr, metric=metric)
     interior = [lr for lr in tied if rates[0] < lr < rates[-1]]
@@ -304,6 +332,8 @@ def _metric(run: RunResult, key: str) -> float:
 
 def side_values(runs: Sequence[RunResult], side: Side) -> dict[int, float]:
     """``seed -> value`` of ``side``'s metric (read with its strategy where the runs have it)."""
+    runs = check_results("runs", runs)
+    check_instance("side", side, Side, what="a Side")
     values = {}
     for run in runs:
         key = side.metric
@@ -320,6 +350,8 @@ def is_bimodal(values: Sequence[float], solved: float = SOLVED) -> bool:
     count solved seeds instead. A unimodal cell straddling the line (0.88, 0.91, 0.93) is not
     bimodal: counting would split noise.
     """
+    values = _check_values("values", values)
+    solved = _check_solved(solved)
     high = [v for v in values if v >= solved]
     low = [v for v in values if v < solved - 0.2]
     return bool(high) and bool(low) and len(high) + len(low) == len(values)
@@ -356,6 +388,15 @@ def compare(better: Mapping[int, float] | float, worse: Mapping[int, float] | fl
     Returns:
         A :class:`Comparison` (see the module docstring for the rules).
     """
+    for name, side in (("better", better), ("worse", worse)):
+        if isinstance(side, int | float) and not isinstance(side, bool):
+            check_real(name, side)  # a fixed level
+        else:
+            check_mapping(name, side, min_len=1, what="a dict of seed -> value, or a fixed level (a number)")
+    paired = check_bool("paired", paired)
+    margin = check_real("margin", margin, low=0.0)
+    solved = _check_solved(solved)
+    check_choice("relation", relation, ("greater", "close"))
     if isinstance(better, int | float) or isinstance(worse, int | float):
         return _against_level(better, worse, margin=margin, solved=solved, relation=relation)
     b, w = _values(better), _values(worse)
@@ -447,7 +488,8 @@ def evaluate(conclusion: Conclusion, results: Sequence[RunResult]) -> Verdict:
     Raises:
         ValueError: a side has no runs in some setting, or runs lack a metric.
     """
-    results = list(results)
+    check_instance("conclusion", conclusion, Conclusion, what="a Conclusion")
+    results = check_results("results", results)
     settings: list[SettingResult] = []
     sides = [side for side in (conclusion.better, conclusion.worse) if isinstance(side, Side)]
     vary = "lr" in conclusion.over
@@ -547,6 +589,7 @@ def verdict_phrase(verdict: Verdict) -> str:
     """How the book words a verdict: ``"robust: holds in all 6 settings"``,
     ``"conditional: holds in 3 of 6 settings; fails with an anchor"``,
     ``"contradicted: holds in none of 6 settings (reversed in 4)"``."""
+    check_instance("verdict", verdict, Verdict, what="a Verdict (evaluate(...))")
     n = verdict.n
     if verdict.kind == "robust":
         return f"robust: holds in all {n} settings" if n > 1 else "robust: holds in its one setting"
@@ -554,3 +597,25 @@ def verdict_phrase(verdict: Verdict) -> str:
         reversed_part = f" (reversed in {verdict.reversed_in})" if verdict.reversed_in else ""
         return f"contradicted: holds in none of {n} settings{reversed_part}"
     return f"conditional: holds in {verdict.holds_in} of {n} settings; {verdict.where_it_fails}"
+
+
+# -- argument checks -----------------------------------------------------------------------------
+def _check_solved(solved: Any) -> float:
+    return check_real("solved", solved, low=0.0, low_open=True, high=1.0)
+
+
+def _check_values(name: str, values: Any) -> list[float]:
+    """One finite number per seed, at least one."""
+    if isinstance(values, str | bytes):
+        raise TypeError(f"{name} must be a sequence of numbers (one per seed), got the string {values!r}")
+    checked = check_reals(name, values)
+    if checked.ndim != 1 or checked.numel() == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers (one per seed), got {values!r}")
+    return [float(v) for v in checked]
+
+
+def _check_by_lr(by_lr: Any) -> None:
+    check_mapping("by_lr", by_lr, min_len=1, what="a dict of learning rate -> runs")
+    for lr, runs in by_lr.items():
+        check_real("by_lr key", lr, low=0.0, low_open=True)
+        check_results(f"by_lr[{lr!r}]", runs)

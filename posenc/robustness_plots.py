@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from posenc.checks import check_choice
+from posenc.checks import check_choice, check_instance, check_mapping, check_text
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import heatmap, new_figure
 from posenc.robustness import STANDARD_ERRORS, SettingResult, Verdict, verdict_phrase
@@ -26,8 +26,16 @@ _STATUS_SYMBOL = {"holds": "circle", "unclear": "square-open", "reversed": "x"}
 _STATUS_COLOUR = {"holds": "#009E73", "unclear": "#999999", "reversed": "#D55E00"}
 
 
+def _check_setting(setting: object) -> None:
+    check_mapping("setting", setting, what="a dict of dimension -> value (SettingResult.setting)")
+    assert isinstance(setting, Mapping)
+    if "task" not in setting:
+        raise ValueError(f"setting must name its task (a SettingResult.setting has 'task'), got {setting!r}")
+
+
 def group_label(setting: Mapping[str, Any]) -> str:
     """The column a setting belongs to in the map: its task, and its anchor if the setting has one."""
+    _check_setting(setting)
     label = str(setting.get("task", ""))
     if "anchor" in setting:
         label += " + anchor" if setting["anchor"] else ", no anchor"
@@ -36,12 +44,23 @@ def group_label(setting: Mapping[str, Any]) -> str:
 
 def setting_label(setting: Mapping[str, Any]) -> str:
     """A short label of one setting, e.g. ``"copy_offset, anchor, lr 0.003 vs 0.01"``."""
+    _check_setting(setting)
     parts = [str(setting.get("task", ""))]
     if "anchor" in setting:
         parts.append("anchor" if setting["anchor"] else "no anchor")
     if "lr" in setting:
         parts.append(f"lr {setting['lr']:g}" + (f" vs {setting['lr_worse']:g}" if "lr_worse" in setting else ""))
     return ", ".join(parts)
+
+
+def _check_verdicts(verdicts: object) -> list[Verdict]:
+    if isinstance(verdicts, str | bytes) or not isinstance(verdicts, Sequence):
+        raise TypeError(f"verdicts must be a sequence of Verdicts (posenc.robustness.evaluate), got {verdicts!r} "
+                        f"of type {type(verdicts).__name__}")
+    if not verdicts:
+        raise ValueError("verdicts is empty: pass at least one Verdict")
+    return [check_instance(f"verdicts[{i}]", v, Verdict, what="a Verdict (posenc.robustness.evaluate)")
+            for i, v in enumerate(verdicts)]
 
 
 def _groups(verdicts: Sequence[Verdict]) -> list[str]:
@@ -73,8 +92,8 @@ def robustness_map(verdicts: Sequence[Verdict], *, title: str = "What holds wher
         A plotly figure (rows top to bottom in ``verdicts`` order; empty cells where a
         conclusion does not claim that group).
     """
-    if not verdicts:
-        raise ValueError("verdicts is empty: pass at least one Verdict")
+    verdicts = _check_verdicts(verdicts)
+    check_text("title", title)
     groups = _groups(verdicts)
     z: list[list[float | None]] = []
     text: list[list[str]] = []
@@ -130,8 +149,7 @@ def conclusion_explorer(verdicts: Sequence[Verdict], *, conclusion: str | None =
     Returns:
         An Explorer with control ``conclusion``; trace 0 the settings, trace 1 the margin.
     """
-    if not verdicts:
-        raise ValueError("verdicts is empty: pass at least one Verdict")
+    verdicts = _check_verdicts(verdicts)
     by_key = {v.conclusion.key: v for v in verdicts}
     if len(by_key) != len(verdicts):
         raise ValueError(f"conclusion keys must be unique, got {[v.conclusion.key for v in verdicts]}")

@@ -25,18 +25,23 @@ All attention helpers here are single-head and unbatched: ``q`` is ``(n_q, d_hea
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import torch
 
 from posenc.checks import (
+    check_array,
+    check_bool,
     check_choice,
+    check_dtype,
     check_even_int,
+    check_instance,
+    check_int_sequence,
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
     check_real_positions,
+    check_tensor,
 )
 from posenc.relative import ROPE_LAYOUTS, apply_rope, rope_inverse_frequencies
 from posenc.rope_scaling import RopeScaling
@@ -90,7 +95,7 @@ def left_padding_position_ids(attention_mask: Any, *, fill_value: int = 1) -> to
     Returns:
         ``torch.long`` tensor ``(batch, seq_len)``.
     """
-    mask = torch.as_tensor(attention_mask)
+    mask = check_array("attention_mask", attention_mask)
     if mask.is_floating_point() or mask.is_complex():
         raise TypeError(f"attention_mask must hold 0/1 as bool or integers, got dtype {mask.dtype}")
     if mask.ndim != 2:
@@ -110,12 +115,16 @@ def left_padding_position_ids(attention_mask: Any, *, fill_value: int = 1) -> to
 # -- attention with RoPE (the common tool of the demonstrations) ------------------------------------
 def _check_qk(q: Any, k: Any) -> None:
     for name, t in (("q", q), ("k", k)):
-        if not isinstance(t, torch.Tensor) or t.ndim != 2:
-            raise ValueError(f"{name} must be a tensor of shape (n, d_head), got {getattr(t, 'shape', t)!r}")
+        check_tensor(name, t, shape="(n, d_head)")
+        if t.ndim != 2:
+            raise ValueError(f"{name} must be a tensor of shape (n, d_head), got {tuple(t.shape)}")
         if not t.is_floating_point():
             raise TypeError(f"{name} must be a floating-point tensor, got dtype {t.dtype}")
     if q.shape[1] != k.shape[1]:
         raise ValueError(f"q and k must have the same d_head, got q {tuple(q.shape)} and k {tuple(k.shape)}")
+    if q.dtype != k.dtype:
+        raise ValueError(f"q and k must have the same dtype, got q {q.dtype} and k {k.dtype}: convert one of them "
+                         f"(e.g. k.to({q.dtype}))")
     check_even_int("d_head (the last dimension of q and k)", q.shape[1], why=_PAIRS)
 
 
@@ -155,8 +164,8 @@ def rope_attention_scores(
     if k_positions is None and k.shape[0] != q.shape[0]:
         raise ValueError(f"k_positions is needed when k has another length than q: {k.shape[0]} != {q.shape[0]}")
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
-    if scaling is not None and not isinstance(scaling, RopeScaling):
-        raise TypeError(f"scaling must be a posenc.rope_scaling.RopeScaling or None, got {type(scaling).__name__}")
+    if scaling is not None:
+        check_instance("scaling", scaling, RopeScaling, what="a posenc.rope_scaling.RopeScaling or None")
     d_head = q.shape[1]
     speeds, scale = None, 1.0
     if scaling is not None:
@@ -211,7 +220,7 @@ def rope_attention(
     n_q, n_k = scores.shape
     if mask is None:
         mask = _causal_mask(n_q, n_k)
-    mask = torch.as_tensor(mask)
+    mask = check_array("mask", mask)
     if mask.dtype != torch.bool or mask.shape != (n_q, n_k):
         raise ValueError(f"mask must be a bool tensor of shape ({n_q}, {n_k}), got {mask.dtype} {tuple(mask.shape)}")
     return _attend(scores, v.to(scores.dtype), mask)
@@ -262,8 +271,7 @@ def incremental_attention(
     prompt_len = check_positive_int("prompt_len", prompt_len)
     if prompt_len > n:
         raise ValueError(f"prompt_len must be <= the sequence length {n}, got {prompt_len}")
-    if not isinstance(offset, bool):
-        raise TypeError(f"offset must be True or False, got {offset!r}")
+    offset = check_bool("offset", offset)
     prompt = generation_position_ids(0, prompt_len)
     outputs = [rope_attention(q[:prompt_len], k[:prompt_len], v[:prompt_len], prompt, layout=layout, base=base)]
     k_cache = apply_rope(k[:prompt_len], prompt, layout=layout, base=base)
@@ -280,14 +288,7 @@ def incremental_attention(
 
 # -- 3. packed sequences ----------------------------------------------------------------------------
 def _check_lengths(document_lengths: Any) -> list[int]:
-    if isinstance(document_lengths, torch.Tensor):
-        if document_lengths.ndim != 1 or document_lengths.is_floating_point():
-            raise ValueError(f"document_lengths must be a 1-D sequence of integers, got {document_lengths!r}")
-        document_lengths = document_lengths.tolist()
-    if not isinstance(document_lengths, Sequence) or isinstance(document_lengths, str) or not document_lengths:
-        raise ValueError(f"document_lengths must be a non-empty sequence of positive integers, "
-                         f"got {document_lengths!r}")
-    return [check_positive_int(f"document_lengths[{i}]", n) for i, n in enumerate(document_lengths)]
+    return list(check_int_sequence("document_lengths", document_lengths, min_len=1))
 
 
 def packed_position_ids(document_lengths: Any) -> torch.Tensor:
@@ -324,8 +325,7 @@ def packed_attention_mask(document_lengths: Any, *, causal: bool = True) -> torc
         bool tensor ``(n, n)``, ``n = sum(document_lengths)``.
     """
     lengths = _check_lengths(document_lengths)
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    causal = check_bool("causal", causal)
     document = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
     mask = document[:, None] == document[None, :]
     return mask.tril() if causal else mask
@@ -363,9 +363,9 @@ def permute_rotary_weight(weight: torch.Tensor, n_heads: int, *, to: str = "half
     Returns:
         A new tensor with the shape and dtype of ``weight``.
     """
-    if not isinstance(weight, torch.Tensor) or weight.ndim != 2:
-        raise ValueError(f"weight must be a tensor of shape (n_heads * d_head, d_in), "
-                         f"got {getattr(weight, 'shape', weight)!r}")
+    check_tensor("weight", weight, shape="(n_heads * d_head, d_in)")
+    if weight.ndim != 2:
+        raise ValueError(f"weight must be a tensor of shape (n_heads * d_head, d_in), got {tuple(weight.shape)}")
     n_heads = check_positive_int("n_heads", n_heads)
     to = check_choice("to", to, ROPE_LAYOUTS)
     rows, d_in = weight.shape
@@ -379,10 +379,7 @@ def permute_rotary_weight(weight: torch.Tensor, n_heads: int, *, to: str = "half
 
 # -- 5. precision of the angles ------------------------------------------------------------------------
 def _check_angle_dtype(name: str, dtype: Any) -> torch.dtype:
-    if dtype not in ANGLE_DTYPES:
-        allowed = ", ".join(str(d) for d in ANGLE_DTYPES)
-        raise ValueError(f"{name} must be one of {allowed}; got {dtype!r}")
-    return dtype
+    return check_dtype(name, dtype, ANGLE_DTYPES)
 
 
 def exact_integer_limit(dtype: torch.dtype) -> int:
@@ -438,6 +435,7 @@ def angle_error(positions: Any, d_head: int, *, dtype: torch.dtype, base: float 
         dtype: the angle dtype to test, one of :data:`ANGLE_DTYPES`.
     """
     check_positive_float("base", base)
+    dtype = _check_angle_dtype("dtype", dtype)
     cos, sin = rope_cos_sin(positions, d_head, base=base, angle_dtype=dtype)
     cos_ref, sin_ref = rope_cos_sin(positions, d_head, base=base, angle_dtype=torch.float64)
     if cos.numel() == 0:

@@ -15,7 +15,11 @@ temperature) so that a longer input stays closer to what training covered:
   2023), "NTK-by-parts" (fast pairs kept, slow pairs interpolated, a ramp between) plus a
   temperature on the attention logits.
 * :func:`llama3_inverse_frequencies`: Llama 3.1's rule (Grattafiori et al., 2024), the same
-  idea with the ramp written in wavelengths.
+  idea with the ramp written in wavelengths (with ``low_freq_factor == high_freq_factor`` the
+  ramp is a step, as Llama 4 Scout ships it).
+* :func:`longrope_inverse_frequencies` and :func:`longrope_attention_factor`: LongRoPE (Ding
+  et al., 2024; Phi-3), one searched factor per pair, a short set up to the original length
+  and a long set beyond it; :class:`LongRopeScaling` bundles it for a model.
 * A base change (e.g. ``base = 500_000`` in Llama 3) is :func:`rope_inverse_frequencies`
   with another base: a training-time choice (Xiong et al., 2023).
 
@@ -34,12 +38,13 @@ from typing import Any
 
 import torch
 
-from posenc.checks import check_choice, check_positive_float, check_positive_int
-from posenc.relative import rope_inverse_frequencies
+from posenc.checks import check_choice, check_instance, check_positive_float, check_positive_int, check_reals
+from posenc.relative import PARTIAL_LADDERS, partial_inverse_frequencies, rope_inverse_frequencies
 
 __all__ = [
     "METHODS",
     "METHOD_NAMES",
+    "NEEDS_TRAIN_LEN",
     "YARN_RAMPS",
     "pi_inverse_frequencies",
     "ntk_base",
@@ -51,8 +56,12 @@ __all__ = [
     "yarn_attention_factor",
     "YarnZones",
     "yarn_zones",
+    "yarn_mscale",
     "llama3_inverse_frequencies",
+    "longrope_inverse_frequencies",
+    "longrope_attention_factor",
     "RopeScaling",
+    "LongRopeScaling",
     "PairRow",
     "pair_diagnostic",
     "relative_score_curve",
@@ -160,19 +169,32 @@ def _check_betas(beta_fast: Any, beta_slow: Any) -> tuple[float, float]:
 
 
 def yarn_correction_range(
-    d_head: int, *, train_len: int, base: float = 10000.0, beta_fast: float = 32.0, beta_slow: float = 1.0
-) -> tuple[int, int]:
+    d_head: int, *, train_len: int, base: float = 10000.0, beta_fast: float = 32.0, beta_slow: float = 1.0,
+    truncate: bool = True,
+) -> tuple[float, float]:
     """The pairs between which YaRN's ramp runs, as in the authors' code.
 
     ``low`` = the pair that turns ``beta_fast`` times within ``train_len`` (rounded down),
     ``high`` = the pair that turns ``beta_slow`` times (rounded up), clipped to ``[0, d_head - 1]``
     (the reference code's bounds).
+
+    Args:
+        truncate: round outwards to whole pairs (the authors' code and Hugging Face's default);
+            ``False`` keeps the fractional bounds, as gpt-oss's reference code does (Hugging
+            Face's ``truncate: false``).
+
+    Returns:
+        ``(low, high)``: integers when ``truncate``, else floats.
     """
     rope_inverse_frequencies(d_head, base=base)  # validates d_head (even) and base (> 1)
     train_len = check_positive_int("train_len", train_len)
     beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
-    low = math.floor(_turns_to_pair(beta_fast, d_head, base, train_len))
-    high = math.ceil(_turns_to_pair(beta_slow, d_head, base, train_len))
+    if not isinstance(truncate, bool):
+        raise TypeError(f"truncate must be True or False, got {truncate!r}")
+    low: float = _turns_to_pair(beta_fast, d_head, base, train_len)
+    high: float = _turns_to_pair(beta_slow, d_head, base, train_len)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
     return max(low, 0), min(high, d_head - 1)
 
 
@@ -185,6 +207,7 @@ def yarn_inverse_frequencies(
     beta_fast: float = 32.0,
     beta_slow: float = 1.0,
     ramp: str = "index",
+    truncate: bool = True,
 ) -> torch.Tensor:
     """YaRN's "NTK-by-parts" speeds (Peng et al., 2023).
 
@@ -199,6 +222,8 @@ def yarn_inverse_frequencies(
             ``"rotations"``: ``gamma = (r_i - beta_slow) / (beta_fast - beta_slow)`` clipped to
             ``[0, 1]``, with ``r_i = train_len * theta_i / (2 pi)`` turns, as the paper writes it.
             The two agree at both ends and differ in between.
+        truncate: for ``ramp="index"``, round the ramp's ends to whole pairs
+            (:func:`yarn_correction_range`).
 
     Returns:
         float64 ``(d_head // 2,)``.
@@ -209,9 +234,9 @@ def yarn_inverse_frequencies(
     speeds = rope_inverse_frequencies(d_head, base=base)
     if ramp == "index":
         low, high = yarn_correction_range(d_head, train_len=train_len, base=base, beta_fast=beta_fast,
-                                          beta_slow=beta_slow)
+                                          beta_slow=beta_slow, truncate=truncate)
         if low == high:
-            high += 0.001  # type: ignore[assignment]  # the reference code's guard against 0/0
+            high += 0.001  # the reference code's guard against 0/0
         pair = torch.arange(d_head // 2, dtype=torch.float64)
         interpolated_share = ((pair - low) / (high - low)).clamp(0.0, 1.0)
         keep = 1.0 - interpolated_share
@@ -222,14 +247,21 @@ def yarn_inverse_frequencies(
     return _blend(speeds, keep, factor)
 
 
+def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
+    """YaRN's ``0.1 * mscale * ln(s) + 1`` (1 for ``s <= 1``), as Hugging Face's ``get_mscale``."""
+    factor = check_positive_float("factor", factor)
+    mscale = check_positive_float("mscale", mscale)
+    return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
+
+
 @dataclass(frozen=True)
 class YarnZones:
-    """How YaRN's premise splits a head's pairs, by the turns each makes within the training window.
+    """How YaRN splits a head's pairs: kept, blended on the ramp, interpolated (pair indices, fastest first).
 
     Attributes:
-        kept: pairs that turn at least ``beta_fast`` times (YaRN leaves their speed alone).
-        ramp: pairs between the two thresholds (blended).
-        interpolated: pairs that turn at most ``beta_slow`` times (slowed by the factor, like PI).
+        kept: pairs whose speed YaRN leaves alone.
+        ramp: pairs it blends between kept and interpolated.
+        interpolated: pairs it slows by the factor, like PI.
         n_pairs: ``d_head // 2``.
     """
 
@@ -237,6 +269,11 @@ class YarnZones:
     ramp: tuple[int, ...]
     interpolated: tuple[int, ...]
     n_pairs: int
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        """``(kept, ramp, interpolated)``: how many pairs each zone holds."""
+        return len(self.kept), len(self.ramp), len(self.interpolated)
 
     @property
     def shares(self) -> dict[str, float]:
@@ -249,34 +286,57 @@ class YarnZones:
 
 
 def yarn_zones(
-    d_head: int, *, train_len: int, base: float = 10000.0, beta_fast: float = 32.0, beta_slow: float = 1.0
+    d_head: int, *, train_len: int, base: float = 10000.0, beta_fast: float = 32.0, beta_slow: float = 1.0,
+    ramp: str = "index",
 ) -> YarnZones:
-    """Split the pairs of a ``d_head``-wide RoPE into YaRN's three zones (the paper's definition, by turns).
+    """Split the pairs of a ``d_head``-wide RoPE into YaRN's three zones.
 
-    Pair ``i`` makes ``r_i = train_len * theta_i / (2 pi)`` turns within the training window;
-    ``r_i >= beta_fast`` is kept, ``r_i <= beta_slow`` interpolated, the rest is the ramp. In a
-    real model (``d_head`` 128, 4,096 tokens) each zone holds many pairs; in a toy model with a
-    short window no pair may reach ``beta_fast`` turns, and YaRN's design has nothing to keep.
+    ``ramp="index"`` (default): as the authors' code and Hugging Face ramp
+    (:func:`yarn_correction_range`): pairs up to ``low`` are kept (``low`` has ramp value 0),
+    pairs from ``high`` on are interpolated. ``ramp="rotations"``: as the paper defines them, by
+    the turns ``r_i = train_len * theta_i / (2 pi)`` each pair makes within the training window:
+    ``r_i >= beta_fast`` kept, ``r_i <= beta_slow`` interpolated. In a real model (``d_head``
+    128, 4,096 tokens) each zone holds many pairs and the two agree closely; in a toy model with
+    a short window no pair turns ``beta_fast`` times, the paper's rule keeps none, and the
+    code's clamp at pair 0 keeps one.
 
-    Example: ``yarn_zones(64, train_len=512)`` keeps pairs 0-3, ramps 4-15 and interpolates 16-31.
+    Example: ``yarn_zones(64, train_len=512, ramp="rotations")`` keeps pairs 0-3, ramps 4-15,
+    interpolates 16-31.
     """
     speeds = rope_inverse_frequencies(d_head, base=base)  # validates d_head and base
     train_len = check_positive_int("train_len", train_len)
     beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
-    turns = (train_len * speeds / (2 * math.pi)).tolist()
-    kept = tuple(i for i, r in enumerate(turns) if r >= beta_fast)
-    interpolated = tuple(i for i, r in enumerate(turns) if r <= beta_slow)
-    ramp = tuple(i for i, r in enumerate(turns) if beta_slow < r < beta_fast)
-    return YarnZones(kept, ramp, interpolated, len(turns))
+    ramp = check_choice("ramp", ramp, YARN_RAMPS)
+    n = d_head // 2
+    if ramp == "index":
+        low, high = yarn_correction_range(d_head, train_len=train_len, base=base, beta_fast=beta_fast,
+                                          beta_slow=beta_slow)
+        low, high = int(low), int(high)  # whole pairs: yarn_correction_range truncates by default
+        kept = tuple(range(min(low + 1, n)))
+        interpolated = tuple(range(max(high, len(kept)), n))
+    else:
+        turns = (train_len * speeds / (2 * math.pi)).tolist()
+        kept = tuple(i for i, r in enumerate(turns) if r >= beta_fast)
+        interpolated = tuple(i for i, r in enumerate(turns) if r <= beta_slow)
+    middle = tuple(i for i in range(n) if i not in kept and i not in interpolated)
+    return YarnZones(kept, middle, interpolated, n)
 
 
-def yarn_attention_factor(factor: float) -> float:
+def yarn_attention_factor(factor: float, *, mscale: float | None = None, mscale_all_dim: float | None = None) -> float:
     """YaRN's temperature: ``sqrt(1 / t) = 0.1 * ln(s) + 1`` (Peng et al., 2023, eq. 22).
 
     Queries and keys are both multiplied by this number, so the attention logits are
     multiplied by its square (``1 / t``). 1 for ``s = 1``.
+
+    DeepSeek's configs give two more numbers: with both ``mscale`` and ``mscale_all_dim`` set,
+    the factor is ``yarn_mscale(s, mscale) / yarn_mscale(s, mscale_all_dim)`` (Hugging Face's
+    rule), which is 1 when they are equal: the temperature then lives in the softmax scale
+    instead (:func:`posenc.rope_config.softmax_scale`).
     """
-    return 0.1 * math.log(_check_factor(factor)) + 1.0
+    factor = _check_factor(factor)
+    if mscale and mscale_all_dim:
+        return yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all_dim)
+    return 0.1 * math.log(factor) + 1.0
 
 
 def llama3_inverse_frequencies(
@@ -297,6 +357,11 @@ def llama3_inverse_frequencies(
     ``g = (train_len / lambda_i - low_freq_factor) / (high_freq_factor - low_freq_factor)``.
     Llama 3.1 ships ``factor=8, low_freq_factor=1, high_freq_factor=4, train_len=8192``.
 
+    With ``low_freq_factor == high_freq_factor`` there is no blend: a pair is kept if it turns
+    at least that many times within ``train_len`` and divided by ``factor`` otherwise. Llama 4
+    Scout ships this (factor 16, both factors 1); Meta's and Hugging Face's code give the same
+    step (a pair exactly on the boundary, which no real ladder hits, is kept here).
+
     Returns:
         float64 ``(d_head // 2,)``.
     """
@@ -304,12 +369,76 @@ def llama3_inverse_frequencies(
     train_len = check_positive_int("train_len", train_len)
     low_freq_factor = check_positive_float("low_freq_factor", low_freq_factor)
     high_freq_factor = check_positive_float("high_freq_factor", high_freq_factor)
-    if high_freq_factor <= low_freq_factor:
-        raise ValueError(f"high_freq_factor must be > low_freq_factor, got {high_freq_factor} <= {low_freq_factor}")
+    if high_freq_factor < low_freq_factor:
+        raise ValueError(f"high_freq_factor must be >= low_freq_factor, got {high_freq_factor} < {low_freq_factor}")
     speeds = rope_inverse_frequencies(d_head, base=base)
     turns = train_len * speeds / (2 * math.pi)  # = train_len / wavelength
-    keep = ((turns - low_freq_factor) / (high_freq_factor - low_freq_factor)).clamp(0.0, 1.0)
+    if high_freq_factor == low_freq_factor:  # a step: kept from low_freq_factor turns on
+        keep = (turns >= low_freq_factor).to(torch.float64)
+    else:
+        keep = ((turns - low_freq_factor) / (high_freq_factor - low_freq_factor)).clamp(0.0, 1.0)
     return _blend(speeds, keep, factor)
+
+
+def _check_factor_list(name: str, values: Any, n_pairs: int) -> torch.Tensor:
+    try:
+        tensor = torch.as_tensor(values, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name} must be a list of numbers (one per rotated pair), got {values!r}") from None
+    if tensor.shape != (n_pairs,):
+        raise ValueError(f"{name} must hold {n_pairs} numbers (one per pair of a {2 * n_pairs}-wide rotation), "
+                         f"got shape {tuple(tensor.shape)}")
+    if not bool((tensor > 0).all()) or not bool(torch.isfinite(tensor).all()):
+        raise ValueError(f"{name} must be finite numbers > 0 (each pair's speed is divided by its factor)")
+    return tensor
+
+
+def longrope_inverse_frequencies(
+    d_head: int, *, short_factor: Any, long_factor: Any, train_len: int, seq_len: int | None = None,
+    base: float = 10000.0,
+) -> torch.Tensor:
+    """LongRoPE's speeds (Ding et al., 2024), as Phi-3 ships them: ``theta_i / lambda_i``.
+
+    Each pair has its own searched factor ``lambda_i``: the ``short_factor`` list while the
+    input has at most ``train_len`` positions (Hugging Face's ``original_max_position_embeddings``),
+    the ``long_factor`` list beyond. The switch depends on the length of the *current* input,
+    so keys cached before it were rotated with the short set (Appendix D).
+
+    Args:
+        short_factor, long_factor: ``d_head // 2`` numbers each.
+        seq_len: positions of the current input (largest position + 1); ``None`` = the short set,
+            as at initialisation.
+
+    Returns:
+        float64 ``(d_head // 2,)``.
+    """
+    speeds = rope_inverse_frequencies(d_head, base=base)
+    train_len = check_positive_int("train_len", train_len)
+    short = _check_factor_list("short_factor", short_factor, d_head // 2)
+    long_ = _check_factor_list("long_factor", long_factor, d_head // 2)
+    if seq_len is not None and check_positive_int("seq_len", seq_len) > train_len:
+        return speeds / long_
+    return speeds / short
+
+
+def longrope_attention_factor(factor: float, *, train_len: int) -> float:
+    """LongRoPE's scale on queries and keys: ``sqrt(1 + ln(s) / ln(train_len))``, 1 for ``s <= 1``.
+
+    Hugging Face's default when a config sets no ``attention_factor``; ``s`` is the config's
+    ``factor``, or ``max_position_embeddings / original_max_position_embeddings`` (Phi-3-mini-128k:
+    131,072 / 4,096 = 32). It applies to the short and the long set alike.
+    """
+    factor = check_positive_float("factor", factor)
+    train_len = check_positive_int("train_len", train_len)
+    if factor <= 1.0:
+        return 1.0
+    if train_len < 2:
+        raise ValueError(f"train_len must be >= 2 for LongRoPE's attention factor (ln(train_len) divides), got {train_len}")
+    return math.sqrt(1.0 + math.log(factor) / math.log(train_len))
+
+
+#: The methods whose frequencies depend on the trained context length: they need ``train_len``.
+NEEDS_TRAIN_LEN: tuple[str, ...] = ("dynamic_ntk", "yarn", "llama3")
 
 
 @dataclass(frozen=True)
@@ -319,14 +448,17 @@ class RopeScaling:
     Attributes:
         method: one of :data:`METHODS`.
         factor: ``s >= 1`` (for ``"dynamic_ntk"``, Hugging Face's ``factor``; 1 = Peng et al.'s rule).
-        train_len: the context length the model was trained on.
+        train_len: the context length the model was trained on. Required by the methods that
+            read it (:data:`NEEDS_TRAIN_LEN`: dynamic NTK, YaRN, Llama 3), so it is never
+            assumed; ``None`` for the others (plain RoPE, PI and NTK-aware scale by ``factor``
+            alone), which also take it when given.
         beta_fast, beta_slow, yarn_ramp: YaRN's settings (:func:`yarn_inverse_frequencies`).
         low_freq_factor, high_freq_factor: Llama 3's settings.
     """
 
     method: str
     factor: float = 1.0
-    train_len: int = 16
+    train_len: int | None = None
     beta_fast: float = 32.0
     beta_slow: float = 1.0
     yarn_ramp: str = "index"
@@ -336,8 +468,18 @@ class RopeScaling:
     def __post_init__(self) -> None:
         check_choice("method", self.method, METHODS)
         object.__setattr__(self, "factor", _check_factor(self.factor))
-        check_positive_int("train_len", self.train_len)
+        if self.train_len is None and self.method in NEEDS_TRAIN_LEN:
+            raise ValueError(f"train_len is required for method={self.method!r}: its frequencies depend on the "
+                             "context length the model was trained on (e.g. train_len=16 for the book's toy models); "
+                             "it is never assumed")
+        if self.train_len is not None:
+            check_positive_int("train_len", self.train_len)
+        _check_betas(self.beta_fast, self.beta_slow)
         check_choice("yarn_ramp", self.yarn_ramp, YARN_RAMPS)
+        low = check_positive_float("low_freq_factor", self.low_freq_factor)
+        high = check_positive_float("high_freq_factor", self.high_freq_factor)
+        if high <= low:
+            raise ValueError(f"high_freq_factor must be > low_freq_factor, got {high} <= {low}")
 
     @classmethod
     def for_length(cls, method: str, *, train_len: int, target_len: int) -> RopeScaling:
@@ -345,6 +487,7 @@ class RopeScaling:
 
         Dynamic NTK takes its factor from each input instead, so it gets ``factor = 1``.
         """
+        check_choice("method", method, METHODS)
         train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
         if target_len < train_len:
             raise ValueError(f"target_len must be >= train_len={train_len}, got {target_len}")
@@ -353,12 +496,15 @@ class RopeScaling:
 
     def inverse_frequencies(self, d_head: int, *, base: float = 10000.0, seq_len: int | None = None) -> torch.Tensor:
         """The speeds for an input of ``seq_len`` positions (only dynamic NTK reads it). float64 ``(d_head // 2,)``."""
+        if seq_len is not None:
+            seq_len = check_positive_int("seq_len", seq_len)
         if self.method == "none":
             return rope_inverse_frequencies(d_head, base=base)
         if self.method == "pi":
             return pi_inverse_frequencies(d_head, factor=self.factor, base=base)
         if self.method == "ntk":
             return ntk_inverse_frequencies(d_head, factor=self.factor, base=base)
+        assert self.train_len is not None  # the methods below need it: checked in __post_init__
         if self.method == "dynamic_ntk":
             if seq_len is None:
                 raise ValueError("dynamic_ntk needs seq_len, the length of the current input")
@@ -379,6 +525,45 @@ class RopeScaling:
     def label(self) -> str:
         name = METHOD_NAMES[self.method]
         return name if self.method in ("none", "dynamic_ntk") else f"{name} (s = {self.factor:g})"
+
+
+@dataclass(frozen=True)
+class LongRopeScaling:
+    """LongRoPE as a scaling for :meth:`posenc.relative.RopeScheme.set_scaling`.
+
+    Attributes:
+        short_factor, long_factor: one factor per pair (:func:`longrope_inverse_frequencies`).
+        train_len: the original length (the switch point).
+        factor: the stretch the attention factor is computed from (:func:`longrope_attention_factor`).
+    """
+
+    short_factor: tuple[float, ...]
+    long_factor: tuple[float, ...]
+    train_len: int
+    factor: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "short_factor", tuple(float(x) for x in self.short_factor))
+        object.__setattr__(self, "long_factor", tuple(float(x) for x in self.long_factor))
+        if len(self.short_factor) != len(self.long_factor):
+            raise ValueError(f"short_factor and long_factor must have the same length, got "
+                             f"{len(self.short_factor)} and {len(self.long_factor)}")
+        check_positive_int("train_len", self.train_len)
+        check_positive_float("factor", self.factor)
+
+    def inverse_frequencies(self, d_head: int, *, base: float = 10000.0, seq_len: int | None = None) -> torch.Tensor:
+        """The short set up to ``train_len`` positions, the long set beyond. float64 ``(d_head // 2,)``."""
+        return longrope_inverse_frequencies(d_head, short_factor=self.short_factor, long_factor=self.long_factor,
+                                            train_len=self.train_len, seq_len=seq_len, base=base)
+
+    @property
+    def query_key_scale(self) -> float:
+        """What queries and keys are multiplied by (:func:`longrope_attention_factor`)."""
+        return longrope_attention_factor(self.factor, train_len=self.train_len)
+
+    @property
+    def label(self) -> str:
+        return f"LongRoPE (switch at {self.train_len})"
 
 
 @dataclass(frozen=True)
@@ -409,32 +594,54 @@ class PairRow:
 
 
 def pair_diagnostic(
-    d_head: int, *, train_len: int, target_len: int, scaling: RopeScaling | None = None, base: float = 10000.0
+    d_head: int, *, train_len: int, target_len: int, scaling: Any = None, base: float = 10000.0,
+    partial: float = 1.0, ladder: str = "compressed",
 ) -> list[PairRow]:
     """Pair by pair: what a model trained on ``train_len`` positions meets at ``target_len``.
 
     Args:
         d_head: query/key width (even); base: RoPE's base.
         train_len, target_len: trained and new context lengths.
-        scaling: the method applied at ``target_len`` (``None`` = plain RoPE).
+        scaling: the method applied at ``target_len`` (``None`` = plain RoPE): a
+            :class:`RopeScaling` or any scaling with its ``inverse_frequencies`` (e.g.
+            :class:`LongRopeScaling`); a scaling set up for another training length (its
+            ``train_len``) is an error, not mixed in.
+        partial, ladder: a head that rotates only part of its pairs
+            (:func:`posenc.relative.partial_inverse_frequencies`); a scaling then applies to the
+            rotated part, as in :class:`posenc.relative.RopeScheme`. Pairs that do not rotate
+            have speed 0 and never meet a new angle.
 
     Returns:
         One :class:`PairRow` per pair, fastest first.
     """
     train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
+    scaling_len = getattr(scaling, "train_len", None)
+    if scaling is not None and scaling_len is not None and scaling_len != train_len:
+        raise ValueError(f"scaling was set up for train_len={scaling_len}, but train_len={train_len}: "
+                         f"the diagnosis would mix two training lengths; build the scaling with "
+                         f"train_len={train_len}")
     scaling = scaling or RopeScaling("none", train_len=train_len)
-    if not isinstance(scaling, RopeScaling):
-        raise TypeError(f"scaling must be a RopeScaling or None, got {type(scaling).__name__}")
-    speeds = rope_inverse_frequencies(d_head, base=base)
-    scaled = scaling.inverse_frequencies(d_head, base=base, seq_len=target_len)
+    if not (callable(getattr(scaling, "inverse_frequencies", None)) and hasattr(scaling, "query_key_scale")):
+        raise TypeError(f"scaling must be a RopeScaling (or LongRopeScaling) or None, got {type(scaling).__name__}")
+    check_choice("ladder", ladder, PARTIAL_LADDERS)
+    if partial == 1.0:
+        speeds = rope_inverse_frequencies(d_head, base=base)
+        scaled = scaling.inverse_frequencies(d_head, base=base, seq_len=target_len)
+    else:
+        speeds = partial_inverse_frequencies(d_head, partial, base=base, ladder=ladder)
+        rotated_dim = 2 * (int(partial * d_head) // 2) if ladder == "compressed" else d_head
+        scaled = partial_inverse_frequencies(
+            d_head, partial, base=base, ladder=ladder,
+            speeds=scaling.inverse_frequencies(rotated_dim, base=base, seq_len=target_len))
     rows = []
     for i, (speed, new) in enumerate(zip(speeds.tolist(), scaled.tolist(), strict=True)):
         trained_max = (train_len - 1) * speed
         target_max = (target_len - 1) * new
         rows.append(PairRow(
             pair=i, speed=speed, turns_in_training=train_len * speed / (2 * math.pi), max_angle_trained=trained_max,
-            scaled_speed=new, speed_ratio=new / speed, max_angle_at_target=target_max,
-            meets_new_angles=trained_max < 2 * math.pi and target_max >= train_len * speed * (1 - 1e-12)))
+            scaled_speed=new, speed_ratio=new / speed if speed else 1.0, max_angle_at_target=target_max,
+            meets_new_angles=speed > 0 and trained_max < 2 * math.pi
+            and target_max >= train_len * speed * (1 - 1e-12)))
     return rows
 
 
@@ -454,9 +661,13 @@ def relative_score_curve(
     Returns:
         float64 ``(n,)``.
     """
-    dist = torch.as_tensor(distances, dtype=torch.float64)
+    dist = check_reals("distances", distances)
     if dist.ndim != 1 or bool((dist < 0).any()):
         raise ValueError(f"distances must be a 1-D tensor of offsets >= 0, got {distances!r}")
+    if scaling is not None:
+        check_instance("scaling", scaling, RopeScaling, what="a RopeScaling or None")
+    if seq_len is not None:
+        seq_len = check_positive_int("seq_len", seq_len)
     scaling = scaling or RopeScaling("none")
     length = int(dist.max().item()) + 1 if seq_len is None and dist.numel() else (seq_len or 1)
     speeds = scaling.inverse_frequencies(d_head, base=base, seq_len=length)

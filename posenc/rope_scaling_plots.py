@@ -11,12 +11,19 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from posenc.checks import check_choice, check_positive_float, check_positive_int
+from posenc.checks import (
+    check_choice,
+    check_choice_sequence,
+    check_mapping,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+)
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import SEQUENTIAL, colour, describe, new_figure
 from posenc.rope_scaling import METHOD_NAMES, METHODS, RopeScaling, pair_diagnostic, relative_score_curve
 
-__all__ = ["SETTINGS", "method_colour", "frequency_ladder_figure", "scaling_explorer", "attention_maps_figure"]
+__all__ = ["SETTINGS", "FACTORS", "method_colour", "frequency_ladder_figure", "scaling_explorer", "attention_maps_figure"]
 
 #: Settings of the explorer: name -> (d_head, train_len, base).
 SETTINGS: dict[str, tuple[int, int, float]] = {
@@ -45,6 +52,7 @@ def frequency_ladder_figure(
     """
     d_head, train_len = check_positive_int("d_head", d_head), check_positive_int("train_len", train_len)
     factor = check_positive_float("factor", factor)
+    methods = check_choice_sequence("methods", methods, METHODS, min_len=1)
     target = round(factor * train_len)
     fig = new_figure(
         title=f"What each method does to the speeds (s = {factor:g}, trained on {train_len} tokens)",
@@ -91,6 +99,10 @@ def _coverage_frame(method: str, factor: float, setting: str) -> Frame:
     )
 
 
+#: The scale factors the static page of :func:`scaling_explorer` precomputes (a live kernel takes any in 1 .. 32).
+FACTORS: tuple[float, ...] = (2.0, 4.0, 8.0, 16.0)
+
+
 def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str | None = None) -> Explorer:
     """Explorer: method x scale factor x setting -> per-pair angle coverage and the score-vs-distance curve.
 
@@ -104,6 +116,8 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
         An Explorer with controls ``method``, ``factor`` and ``setting``.
     """
     setting = next(iter(SETTINGS)) if setting is None else check_choice("setting", setting, tuple(SETTINGS))
+    method = check_choice("method", method, METHODS)
+    factor = check_choice("factor", factor, FACTORS)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
                         subplot_titles=("largest angle per pair", "score against distance"))
     fig.add_trace(go.Bar(x=[0], y=[1.0], name="in training", marker_color="#BBBBBB"), row=1, col=1)
@@ -126,8 +140,8 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
              "all-ones key as distance grows, for the trained distances (grey) and with the chosen method.")
     return Explorer(
         fig, _coverage_frame,
-        [Control("method", list(METHODS), label="method", default=check_choice("method", method, METHODS)),
-         Control("factor", [2.0, 4.0, 8.0, 16.0], label="scale factor s", default=factor, live=(1.0, 32.0, 0.5)),
+        [Control("method", list(METHODS), label="method", default=method),
+         Control("factor", list(FACTORS), label="scale factor s", default=factor, live=(1.0, 32.0, 0.5)),
          Control("setting", list(SETTINGS), label="model", default=setting)],
         caption="Grey: what training showed; colour: the chosen method on the longer input; dashed: one full turn "
         "(2π). Choose a method, a factor and a model. PI shrinks every bar by s, so no pair meets a new angle, "
@@ -145,9 +159,9 @@ def attention_maps_figure(maps: Mapping[str, Any], *, train_len: int, head: int,
         head, layer: for the title.
     """
     train_len = check_positive_int("train_len", train_len)
-    titles = list(maps)
-    if not titles:
-        raise ValueError("maps must hold at least one attention map")
+    head, layer = check_nonnegative_int("head", head), check_nonnegative_int("layer", layer)
+    titles = list(check_mapping("maps", maps, min_len=1, what="a dict of title -> (seq_len, seq_len) weights",
+                                item="attention map"))
     fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.04)
     for index, title in enumerate(titles, start=1):
         weights = np.asarray(maps[title], dtype=float)

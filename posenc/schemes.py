@@ -20,12 +20,41 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from posenc.checks import check_choice, check_positions, check_positive_int
+from posenc.checks import (
+    check_choice,
+    check_even_int,
+    check_mapping,
+    check_positions,
+    check_positive_int,
+    check_tensor,
+    check_text,
+    check_text_sequence,
+)
 from posenc.extrapolate import STRATEGIES, lookup
 from posenc.learned import LearnedPositionEmbedding
-from posenc.sinusoidal import Layout, SinusoidalPositionalEncoding
+from posenc.sinusoidal import EVEN_WIDTH, Layout, SinusoidalPositionalEncoding
 
 __all__ = ["PositionScheme", "NoPosition", "SinusoidalScheme", "LearnedScheme", "reject_options"]
+
+
+def check_stream(name: str, x: Any, width: int | None = None) -> torch.Tensor:
+    """A hook's token vectors: a floating-point ``(batch, seq_len, width)`` tensor (returned as given)."""
+    expected = f"(batch, seq_len, {'d_model' if width is None else f'd_model={width}'})"
+    check_tensor(name, x, floating=True, shape=expected)
+    if x.ndim != 3 or (width is not None and x.shape[-1] != width):
+        raise ValueError(f"{name} must have shape {expected}, got {tuple(x.shape)}")
+    return x
+
+
+def check_hook_positions(positions: Any, seq_len: int | None = None, batch: int | None = None) -> torch.Tensor:
+    """A hook's positions: a ``(seq_len,)`` or ``(batch, seq_len)`` tensor of integers >= 0, returned as given
+    (so the hook computes exactly what it computed before the check)."""
+    expected = "(seq_len,) or (batch, seq_len)" if seq_len is None else f"({seq_len},) or ({batch}, {seq_len})"
+    check_tensor("positions", positions, ndim=(1, 2), shape=expected)
+    check_positions("positions", positions)
+    if seq_len is not None and positions.shape not in ((seq_len,), (batch, seq_len)):
+        raise ValueError(f"positions must have shape {expected}, got {tuple(positions.shape)}")
+    return positions
 
 
 class PositionScheme(nn.Module):
@@ -64,6 +93,8 @@ class PositionScheme(nn.Module):
         Returns:
             Tensor with the shape of ``x``.
         """
+        check_stream("x", x)
+        check_hook_positions(positions, x.shape[1], x.shape[0])
         return x
 
     def rotate(
@@ -75,24 +106,35 @@ class PositionScheme(nn.Module):
             q, k: ``(batch, n_heads, seq_len, d_head)``.
             positions: ``(seq_len,)`` or ``(batch, seq_len)`` long positions.
         """
+        check_queries_keys(q, k)
+        check_hook_positions(positions, q.shape[2], q.shape[0])
         return q, k
 
     def attention_bias(self, positions: torch.Tensor) -> torch.Tensor | None:
         """Additive attention-score bias of shape ``(n_heads, seq_len, seq_len)``
         (or ``(batch, n_heads, seq_len, seq_len)``), or ``None`` for no bias."""
+        check_hook_positions(positions)
         return None
 
     def table(self, n_positions: int) -> torch.Tensor | None:
         """The vectors ``embed`` adds at positions ``0 .. n_positions - 1``, shape
         ``(n_positions, d_model)``, or ``None`` if the scheme adds no vectors."""
+        check_positive_int("n_positions", n_positions)
         return None
+
+
+def check_queries_keys(q: Any, k: Any) -> None:
+    """A hook's queries and keys: floating-point ``(batch, n_heads, seq_len, d_head)`` tensors of one shape and dtype."""
+    for name, t in (("q", q), ("k", k)):
+        check_tensor(name, t, ndim=4, floating=True, shape="(batch, n_heads, seq_len, d_head)")
+    if k.shape != q.shape:
+        raise ValueError(f"q and k must have the same shape, got {tuple(q.shape)} and {tuple(k.shape)}")
+    if k.dtype != q.dtype:
+        raise ValueError(f"q and k must have the same dtype, got {q.dtype} and {k.dtype}")
 
 
 class NoPosition(PositionScheme):
     """No position information at all (the "bag of tokens" baseline without a causal mask)."""
-
-    def __init__(self, **_: Any) -> None:
-        super().__init__()
 
 
 class SinusoidalScheme(PositionScheme):
@@ -112,7 +154,8 @@ class SinusoidalScheme(PositionScheme):
         self, d_model: int, *, base: float = 10000.0, initial_len: int = 64, layout: Layout = "interleaved"
     ) -> None:
         super().__init__()
-        self.d_model = check_positive_int("d_model", d_model)
+        self.d_model = check_even_int("d_model", d_model, why=EVEN_WIDTH)
+        initial_len = check_positive_int("initial_len", initial_len)
         self.max_len = None
         self.encoding = SinusoidalPositionalEncoding(self.d_model, max_len=initial_len, base=base, layout=layout)
 
@@ -120,6 +163,8 @@ class SinusoidalScheme(PositionScheme):
         return self.encoding.encoding(torch.arange(check_positive_int("n_positions", n_positions)))
 
     def embed(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        check_stream("x", x, self.d_model)
+        check_hook_positions(positions, x.shape[1], x.shape[0])
         return x + self.encoding.encoding(positions).to(device=x.device, dtype=x.dtype)
 
 
@@ -141,6 +186,8 @@ class LearnedScheme(PositionScheme):
 
     def __init__(self, d_model: int, max_len: int, *, init: str = "bert", extrapolation: str | None = None) -> None:
         super().__init__()
+        if extrapolation is not None:
+            check_choice("extrapolation", extrapolation, STRATEGIES)
         self.embedding = LearnedPositionEmbedding(max_len, d_model, init=init)
         self.table_len = self.embedding.max_len
         self.set_extrapolation(extrapolation)
@@ -148,7 +195,7 @@ class LearnedScheme(PositionScheme):
     def set_extrapolation(self, strategy: str | None) -> None:
         """Switch the workaround used past the table (``None`` restores the hard limit)."""
         if strategy is not None:
-            check_choice("extrapolation", strategy, STRATEGIES)
+            check_choice("strategy", strategy, STRATEGIES)
         self.extrapolation = strategy
         self.max_len = self.table_len if strategy is None else None
 
@@ -176,6 +223,8 @@ class LearnedScheme(PositionScheme):
         return lookup(self.weight, pos, self.extrapolation, target_len=target)
 
     def embed(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        check_stream("x", x, self.embedding.d_model)
+        check_hook_positions(positions, x.shape[1], x.shape[0])
         return x + self._rows(positions).to(x.dtype)
 
 
@@ -184,6 +233,9 @@ def reject_options(name: str, options: dict[str, Any], allowed: tuple[str, ...])
 
     Scheme factories (here and in plug-in modules) call it so every scheme words the error alike.
     """
+    check_text("name", name, empty=False)
+    check_mapping("options", options)
+    allowed = check_text_sequence("allowed", allowed)
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         allowed_text = ", ".join(allowed) if allowed else "none"

@@ -48,7 +48,6 @@ every ``M_k``: one 2x2 block ``[[a, -b], [b, a]]`` per pair (:func:`scaled_rotat
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -56,12 +55,21 @@ import torch
 from torch import nn
 
 from posenc.checks import (
+    check_array,
+    check_bool,
     check_choice,
+    check_device,
+    check_dtype,
     check_even_int,
+    check_int,
+    check_integers,
     check_nonnegative_int,
     check_positions,
     check_positive_float,
     check_positive_int,
+    check_real,
+    check_reals,
+    check_tensor,
 )
 
 __all__ = [
@@ -100,8 +108,16 @@ _FLOAT_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 
 
 # --------------------------------------------------------------------------- checks
+#: Why an even width: for entry points that have no ``odd`` option (their error must not advise one).
+EVEN_WIDTH = "the sinusoidal encoding pairs its channels: the sine and the cosine of one frequency"
+
+
 def _check_width(d_model: Any, odd: str) -> int:
-    """Validate ``d_model`` and the odd-width rule; returns ``d_model`` as int."""
+    """Validate ``d_model`` and the odd-width rule of a function that takes ``odd``; returns ``d_model`` as int.
+
+    Only functions with an ``odd`` parameter call this (its message advises ``odd='pad'``); the
+    others check ``check_even_int("d_model", d_model, why=EVEN_WIDTH)`` first.
+    """
     check_choice("odd", odd, ODD_RULES)
     if odd == "pad":
         return check_positive_int("d_model", d_model)
@@ -113,19 +129,12 @@ def _check_width(d_model: Any, odd: str) -> int:
 
 
 def _check_dtype(dtype: Any) -> torch.dtype:
-    if dtype not in _FLOAT_DTYPES:
-        allowed = ", ".join(str(d) for d in _FLOAT_DTYPES)
-        raise TypeError(f"dtype must be one of {allowed}; got {dtype!r}")
-    return dtype
+    return check_dtype("dtype", dtype, _FLOAT_DTYPES)
 
 
 def _check_offset_k(name: str, value: Any) -> int:
     """An integer offset that may be negative (``k`` in PE(pos + k))."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.is_floating_point():
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer (negative allowed), got {value!r} of type {type(value).__name__}")
-    return int(value)
+    return check_int(name, value)
 
 
 # --------------------------------------------------------------------------- frequencies
@@ -297,6 +306,7 @@ def sinusoidal_table(
     d_model = _check_width(d_model, odd)
     base = check_positive_float("base", base)
     dtype = _check_dtype(dtype)
+    device = check_device("device", device)
     check_choice("layout", layout, LAYOUTS)
     offset = check_nonnegative_int("offset", offset)
     omega = sinusoidal_frequencies(d_model, base=base, frequencies=frequencies, odd=odd)
@@ -411,9 +421,9 @@ def float32_recipe_table(
         validate: check the arguments first. ``False`` runs the recipe exactly as tutorials
             do, to show how it fails (an odd ``d_model`` ends in torch's shape error).
     """
-    if validate:
+    if check_bool("validate", validate):
         seq_len = check_positive_int("seq_len", seq_len)
-        d_model = _check_width(d_model, "error")
+        d_model = check_even_int("d_model", d_model, why=EVEN_WIDTH)
         base = check_positive_float("base", base)
     angles = torch.arange(seq_len, dtype=torch.float32)[:, None] * torch.exp(
         torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(base) / d_model)
@@ -510,9 +520,7 @@ def offset_dot_product(
     Returns:
         float64 tensor with the shape of ``offsets``.
     """
-    tensor = torch.as_tensor(offsets)
-    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
-        raise TypeError(f"offsets must hold integers, got dtype {tensor.dtype}")
+    tensor = check_integers("offsets", offsets)
     omega = sinusoidal_frequencies(d_model, base=base, frequencies=frequencies, odd=odd)
     return torch.cos(tensor.to(torch.float64).unsqueeze(-1) * omega).sum(dim=-1)
 
@@ -520,7 +528,7 @@ def offset_dot_product(
 # --------------------------------------------------------------------------- attention scores
 def _check_matrix(name: str, value: Any, size: int | None = None) -> torch.Tensor:
     """A real square matrix as a float64 tensor (optionally of a given size)."""
-    tensor = torch.as_tensor(value)
+    tensor = check_array(name, value)
     if tensor.dim() != 2 or tensor.shape[0] != tensor.shape[1] or not tensor.is_floating_point():
         raise ValueError(f"{name} must be a real square (d_model, d_model) matrix, got {tuple(tensor.shape)} "
                          f"of dtype {tensor.dtype}")
@@ -548,7 +556,7 @@ def scaled_rotation_blocks(
     Returns:
         float64 tensor of shape ``(2 * pairs, 2 * pairs)``.
     """
-    a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    a_t, b_t = check_reals("a", a), check_reals("b", b)
     if a_t.dim() != 1 or b_t.shape != a_t.shape or a_t.numel() == 0:
         raise ValueError(f"a and b must be non-empty 1-D tensors of the same length (one value per pair), "
                          f"got shapes {tuple(a_t.shape)} and {tuple(b_t.shape)}")
@@ -685,6 +693,7 @@ def offset_head_attention(
         when ``causal``) and their row-wise softmax.
     """
     n_positions = check_positive_int("n_positions", n_positions)
+    causal = check_bool("causal", causal)
     w_query, w_key = offset_head_weights(k, d_model, scale=scale, base=base, dtype=torch.float64)
     table = sinusoidal_table(n_positions, d_model, base=base, dtype=torch.float64)
     logits = (table @ w_query.T) @ (table @ w_key.T).T / math.sqrt(d_model)
@@ -709,12 +718,20 @@ def exact_integer_limit(dtype: torch.dtype) -> int:
 
 
 # --------------------------------------------------------------------------- module
+#: Entries (rows x d_model) the cached table of :class:`SinusoidalPositionalEncoding` may grow to just
+#: to serve a few far positions (4M: 16 MB in float32); past that, such rows are computed on their own.
+CACHE_ENTRIES = 1 << 22
+
+
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the sinusoidal encoding to ``(batch, seq_len, d_model)`` input.
 
     The table is a non-persistent buffer (it is not saved in ``state_dict``: it is a pure
     function of the options). It grows on demand, to at least twice its size, when an input
     is longer than the table or ``position_ids`` go past it, so there is no maximum length.
+    A few ``position_ids`` far past it (a grown table of more than :data:`CACHE_ENTRIES`
+    entries, over 4 rows per position asked for) are computed on their own rather than
+    building every row below them.
     It follows the input: the buffer is rebuilt (exactly, never by casting a lower-precision
     copy up) in the input's dtype and on its device when they change.
 
@@ -745,9 +762,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.frequencies = check_choice("frequencies", frequencies, FREQUENCY_VARIANTS)
         self.odd = odd
         max_len = check_positive_int("max_len", max_len)
-        if isinstance(dropout, bool) or not isinstance(dropout, int | float) or not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
-        self.dropout = nn.Dropout(float(dropout))
+        dropout = check_real("dropout", dropout, low=0.0, high=1.0, high_open=True)
+        self.dropout = nn.Dropout(dropout)
         self.register_buffer("table", self._build(0, max_len, torch.float32, None), persistent=False)
         # dtype the buffer was computed in: module.to(dtype) casts buffers, which must not pass
         # for an exact table (float32 -> float64 keeps float32's errors).
@@ -768,7 +784,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         """Make sure the cached table has ``length`` rows in ``dtype`` on ``device``."""
         length = check_positive_int("length", length)
         dtype = self.table.dtype if dtype is None else _check_dtype(dtype)
-        device = self.table.device if device is None else torch.device(device)
+        device = self.table.device if device is None else check_device("device", device)
         stale = dtype != self._exact_dtype or self.table.dtype != dtype or self.table.device != device
         if stale:
             self.table = self._build(0, max(length, self.max_len), dtype, device)
@@ -779,12 +795,34 @@ class SinusoidalPositionalEncoding(nn.Module):
             extra = self._build(self.max_len, new_len - self.max_len, dtype, device)
             self.table = torch.cat([self.table, extra])
 
+    def _grows_to(self, ids: torch.Tensor) -> bool:
+        """Whether the cache should grow to cover ``ids``: yes for the usual doubling step, for a table of
+        at most :data:`CACHE_ENTRIES` entries, or when the grown table has at most 4 rows per position
+        asked for. A few far positions (``[10**6]``) would otherwise make it build every row below them
+        (2 GB at 10**6 x 512); their rows are computed on their own instead (:func:`sinusoidal_table`
+        with ``positions=``: the same values to one float32 rounding)."""
+        top = int(ids.max()) + 1
+        return top <= max(2 * self.max_len, CACHE_ENTRIES // self.d_model, 4 * ids.numel())
+
     def encoding(self, position_ids: torch.Tensor) -> torch.Tensor:
-        """Position vectors for integer ``position_ids`` of any shape -> ``(*shape, d_model)``."""
+        """Position vectors for integer ``position_ids`` of any shape -> ``(*shape, d_model)``.
+
+        Positions inside the cached table (or a few times past it) read the cache, which grows to
+        cover them; a handful of far positions are computed on their own (see :meth:`extend_to`),
+        so one large id does not build the table up to it.
+        """
         ids = check_positions("position_ids", position_ids)
+        if ids.numel() and not self._grows_to(ids):
+            return self._build_rows(ids, self.table.dtype, self.table.device)
         if ids.numel():
             self.extend_to(int(ids.max()) + 1)
         return self.table[ids.to(self.table.device)]
+
+    def _build_rows(self, ids: torch.Tensor, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        return sinusoidal_table(
+            None, self.d_model, positions=ids, base=self.base, layout=self.layout, frequencies=self.frequencies,
+            odd=self.odd, dtype=dtype, device=device,
+        )
 
     def forward(self, x: torch.Tensor, position_ids: torch.Tensor | None = None) -> torch.Tensor:
         """Return ``dropout(x + PE)`` for ``x`` of shape ``(batch, seq_len, d_model)``.
@@ -797,9 +835,9 @@ class SinusoidalPositionalEncoding(nn.Module):
         Returns:
             Tensor shaped like ``x``, in ``x``'s dtype and on its device.
         """
-        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
-            shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"x must have shape (batch, seq_len, d_model={self.d_model}), got {shape}")
+        check_tensor("x", x, shape=f"(batch, seq_len, d_model={self.d_model})")
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have shape (batch, seq_len, d_model={self.d_model}), got {tuple(x.shape)}")
         if x.dtype not in _FLOAT_DTYPES:
             raise TypeError(f"x must be a floating-point tensor (one of {_FLOAT_DTYPES}), got {x.dtype}")
         batch, seq_len, _ = x.shape
@@ -813,9 +851,12 @@ class SinusoidalPositionalEncoding(nn.Module):
                     f"position_ids must have shape ({seq_len},) or ({batch}, {seq_len}) to match x, "
                     f"got {tuple(ids.shape)}"
                 )
-            top = int(ids.max()) + 1 if ids.numel() else 1
-            self.extend_to(top, dtype=x.dtype, device=x.device)
-            pe = self.table[ids.to(x.device)]
+            if ids.numel() and not self._grows_to(ids):
+                pe = self._build_rows(ids, x.dtype, x.device)
+            else:
+                top = int(ids.max()) + 1 if ids.numel() else 1
+                self.extend_to(top, dtype=x.dtype, device=x.device)
+                pe = self.table[ids.to(x.device)]
         return self.dropout(x + pe)
 
     def extra_repr(self) -> str:

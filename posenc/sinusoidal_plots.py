@@ -18,10 +18,22 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from posenc.checks import check_choice, check_positive_int
+from posenc.checks import (
+    check_choice,
+    check_even_int,
+    check_int,
+    check_int_sequence,
+    check_mapping,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+    check_reals,
+    check_tensor,
+)
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import DIVERGING, OKABE_ITO, colour, describe, heatmap, new_figure
 from posenc.sinusoidal import (
+    EVEN_WIDTH,
     LAYOUTS,
     Frequencies,
     Layout,
@@ -50,6 +62,11 @@ __all__ = [
 ]
 
 
+def _even(name: str, d_model: object) -> int:
+    """A width these figures can draw: sin/cos pairs (no ``odd`` option here, so no ``odd='pad'`` hint)."""
+    return check_even_int(name, d_model, why=EVEN_WIDTH)
+
+
 # --------------------------------------------------------------------------- reducing what is drawn
 def pool_rows(values: torch.Tensor, max_rows: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Average consecutive rows in equal blocks so at most ``max_rows`` remain.
@@ -61,6 +78,7 @@ def pool_rows(values: torch.Tensor, max_rows: int) -> tuple[torch.Tensor, torch.
         ``(pooled, centres)``: ``(n_blocks, columns)`` block means and the ``(n_blocks,)``
         mean row index of each block (unchanged rows if ``rows <= max_rows``).
     """
+    check_tensor("values", values, ndim=2, floating=True, shape="(rows, columns)")
     max_rows = check_positive_int("max_rows", max_rows)
     rows = values.shape[0]
     block = math.ceil(rows / max_rows)
@@ -102,6 +120,7 @@ def drawable_table(
         ``(z, positions, channels)``: the drawn values, the (mean) position of each drawn row
         and the channel index of each drawn column.
     """
+    check_tensor("table", table, ndim=2, floating=True, shape="(seq_len, d_model)")
     channels = pick_channels(table.shape[1], max_channels, layout=layout)
     pooled, centres = pool_rows(table[:, channels], max_rows)
     return pooled.numpy(), centres.numpy(), channels.numpy()
@@ -123,6 +142,7 @@ def table_figure(
     max_channels: int = 64,
 ) -> go.Figure:
     """Heatmap of the table (positions down, channels across), reduced for drawing."""
+    d_model = _even("d_model", d_model)
     table = sinusoidal_table(seq_len, d_model, layout=layout, base=base)
     z, rows, cols = drawable_table(table, max_rows=max_rows, max_channels=max_channels, layout=layout)
     fig = heatmap(
@@ -154,6 +174,9 @@ def table_explorer(
     The live sliders accept any even d_model in [2, 1024] and any length in [1, 4096]; the
     static page holds the grid ``d_models x lengths``.
     """
+    d_models = tuple(_even(f"d_models[{i}]", d) for i, d in enumerate(check_int_sequence("d_models", d_models,
+                                                                                             min_len=1)))
+    lengths = check_int_sequence("lengths", lengths, min_len=1)
     start_d, start_len = d_models[-1], lengths[-1]
     fig = table_figure(start_len, start_d, max_rows=max_rows, max_channels=max_channels)
 
@@ -199,9 +222,10 @@ def position_explorer(
     window of ``window`` positions around the chosen one, which is marked. Bottom: all
     ``d_model`` entries of ``PE(pos)``. Positions up to 100,000 in a live kernel.
     """
-    d_model = check_positive_int("d_model", d_model)
+    d_model = _even("d_model", d_model)
+    positions = check_int_sequence("positions", positions, nonnegative=True, min_len=1)
     window = check_positive_int("window", window)
-    pairs = wave_pairs(d_model, n_waves)
+    pairs = wave_pairs(d_model, check_positive_int("n_waves", n_waves))
     omega = sinusoidal_frequencies(d_model)
     wavelengths = sinusoidal_wavelengths(d_model)
     samples = 2 * window + 1  # 2 per position: ~12 per period of the fastest wave (2*pi)
@@ -282,7 +306,9 @@ def rotation_explorer(
     M_k · PE(pos) (filled); each pair turns by its own angle k·w_i. Right: the entries of
     M_k · PE(pos) (markers) on top of PE(pos+k) from the table (line): they coincide.
     """
-    d_model = check_positive_int("d_model", d_model)
+    d_model = _even("d_model", d_model)
+    offsets = check_int_sequence("offsets", offsets, nonnegative=True, min_len=1)
+    positions = check_int_sequence("positions", positions, nonnegative=True, min_len=1)
     pairs = d_model // 2
     circle = np.linspace(0, 2 * np.pi, 181)
     fig = make_subplots(
@@ -348,6 +374,8 @@ def rotation_explorer(
 # --------------------------------------------------------------------------- static figures
 def wavelength_figure(d_model: int = 512, *, base: float = 10000.0) -> go.Figure:
     """Wavelength of each pair (log scale) for the paper's and the tensor2tensor/fairseq frequencies."""
+    d_model = _even("d_model", d_model)
+    base = check_positive_float("base", base)
     fig = new_figure(
         title=f"Wavelength of each pair, d_model = {d_model}",
         x_title="pair index i (channels 2i and 2i+1)",
@@ -374,6 +402,9 @@ def dot_product_figure(
     d_model: int = 512, *, max_offset: int = 256, positions: Sequence[int] = (0, 100, 5000)
 ) -> go.Figure:
     """``PE(pos) · PE(pos+k)`` against k: the closed form and measured dot products from several positions."""
+    d_model = _even("d_model", d_model)
+    max_offset = check_positive_int("max_offset", max_offset)
+    positions = check_int_sequence("positions", positions, nonnegative=True, min_len=1)
     offsets = torch.arange(0, max_offset + 1)
     curve = offset_dot_product(offsets, d_model).numpy()
     fig = new_figure(
@@ -397,6 +428,7 @@ def dot_product_figure(
 
 def layouts_figure(seq_len: int = 64, d_model: int = 32) -> go.Figure:
     """The interleaved (paper) and concatenated (tensor2tensor/fairseq) layouts side by side."""
+    seq_len, d_model = check_positive_int("seq_len", seq_len), _even("d_model", d_model)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("interleaved (paper): sin, cos, sin, cos, ...",
                                         "concatenated (tensor2tensor): sines | cosines"))
@@ -423,7 +455,19 @@ def precision_figure(
     Args:
         positions: ``(n,)`` x values (e.g. the last position of each bucket).
         errors: method name -> ``(n,)`` errors.
+        target: a level drawn as a dashed line (``None``: none).
     """
+    xs = check_reals("positions", positions)
+    if xs.ndim != 1 or xs.numel() == 0 or bool((xs < 0).any()):
+        raise ValueError(f"positions must be a non-empty 1-D array of positions >= 0, got shape {tuple(xs.shape)}")
+    check_mapping("errors", errors, min_len=1, what="a dict of method name -> errors")
+    for name, values in errors.items():
+        errs = check_reals(f"errors[{name!r}]", values)
+        if errs.shape != xs.shape:
+            raise ValueError(f"errors[{name!r}] must have one value per position ({xs.numel()}), got shape "
+                             f"{tuple(errs.shape)}")
+    if target is not None:
+        target = check_positive_float("target", target)
     fig = new_figure(
         title="float32 tables against the float64 formula",
         x_title="position",
@@ -448,8 +492,13 @@ def score_forms_figure(scores: Mapping[str, np.ndarray]) -> go.Figure:
     Args:
         scores: panel title -> ``(n, n)`` scores ``PE_i A PE_j^T`` (one to three panels).
     """
+    check_mapping("scores", scores, min_len=1, what="a dict of panel title -> (n, n) scores")
     if not 1 <= len(scores) <= 3:
         raise ValueError(f"scores must hold 1 to 3 matrices, got {len(scores)}")
+    for title, matrix in scores.items():
+        square = check_reals(f"scores[{title!r}]", matrix)
+        if square.ndim != 2 or square.shape[0] != square.shape[1]:
+            raise ValueError(f"scores[{title!r}] must be a square (n, n) matrix, got shape {tuple(square.shape)}")
     titles = list(scores)
     fig = make_subplots(rows=1, cols=len(titles), horizontal_spacing=0.12, subplot_titles=titles)
     for col, title in enumerate(titles, start=1):
@@ -476,8 +525,11 @@ def offset_head_figure(weights: np.ndarray, k: int) -> go.Figure:
         weights: ``(n, n)`` softmax weights, query ``i`` = row, key ``j`` = column.
         k: the offset the head was built for (drawn as a dashed line ``j = i - k``).
     """
-    values = np.asarray(weights, dtype=float)
+    values = check_reals("weights", weights).numpy()
+    if values.ndim != 2 or values.shape[0] != values.shape[1]:
+        raise ValueError(f"weights must be a square (n, n) matrix of attention weights, got shape {values.shape}")
     n = values.shape[0]
+    k = check_int("k", k, low=0, high=n - 1)
     fig = heatmap(
         values,
         title=f"Head built from M_(−{k}): weights on position vectors alone",

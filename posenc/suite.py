@@ -29,8 +29,19 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from posenc.checks import check_choice
-from posenc.results import RunResult, Series, curve, extrapolation_variants, run_label
+from posenc.checks import (
+    check_bool,
+    check_choice,
+    check_instance,
+    check_int_sequence,
+    check_mapping,
+    check_nonnegative_int,
+    check_real,
+    check_reals,
+    check_text,
+    check_text_sequence,
+)
+from posenc.results import RunResult, Series, check_results, curve, extrapolation_variants, run_label
 from posenc.robustness import tied_rates
 from posenc.rope_scaling import METHOD_NAMES
 
@@ -129,6 +140,10 @@ def choose_learning_rates(
             different numbers of seeds (the comparison would not be fair); or the runs mix
             anchored and unanchored models and ``anchor`` does not say which to read.
     """
+    results = check_results("results", results)
+    check_text("metric", metric, empty=False)
+    if anchor is not None:
+        check_bool("anchor", anchor)
     kinds = {bool(r.config.get("bos_token", False)) for r in results}
     if anchor is None and len(kinds) > 1:
         raise ValueError("results mix runs with and without an anchor token: pass anchor=True or anchor=False "
@@ -165,11 +180,15 @@ def outcome(values: Sequence[float], threshold: float = SOLVED) -> Outcome:
     Raises:
         ValueError: no values, or ``threshold`` outside ``(0, 1]``.
     """
-    values = tuple(float(v) for v in values)
+    if isinstance(values, str | bytes):
+        raise TypeError(f"values must be a sequence of numbers (one per seed), got the string {values!r}")
+    checked = check_reals("values", values)
+    if checked.ndim != 1:
+        raise ValueError(f"values must be 1-D (one number per seed), got shape {tuple(checked.shape)}")
+    values = tuple(float(v) for v in checked)
     if not values:
         raise ValueError("values is empty: pass one number per seed")
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be an accuracy in (0, 1], got {threshold!r}")
+    threshold = check_real("threshold", threshold, low=0.0, low_open=True, high=1.0, what="an accuracy")
     std = statistics.stdev(values) if len(values) > 1 else 0.0
     solved = sum(v >= threshold for v in values)
     return Outcome(values, statistics.fmean(values), std, solved, len(values), threshold)
@@ -177,6 +196,8 @@ def outcome(values: Sequence[float], threshold: float = SOLVED) -> Outcome:
 
 def outcome_text(result: Outcome, *, digits: int = 3) -> str:
     """``"0.843 ± 0.351 (4 of 5 ≥ 0.9)"``: mean ± std and how many seeds solved it."""
+    check_instance("result", result, Outcome, what="an Outcome (outcome(...))")
+    digits = check_nonnegative_int("digits", digits)
     return (f"{result.mean:.{digits}f}\u00a0±\u00a0{result.std:.{digits}f} "
             f"({result.solved}\u00a0of\u00a0{result.n}\u00a0≥\u00a0{result.threshold:g})")
 
@@ -184,7 +205,7 @@ def outcome_text(result: Outcome, *, digits: int = 3) -> str:
 def workaround_label(label: str) -> str:
     """A variant label with its workaround under the book's name: ``"learned (bert) + interpolate"``
     becomes ``"learned (bert) + per-input rescale"``; other labels are returned unchanged."""
-    scheme, separator, strategy = label.partition(" + ")
+    scheme, separator, strategy = check_text("label", label).partition(" + ")
     return f"{scheme} + {WORKAROUND_NAMES.get(strategy, strategy)}" if separator else label
 
 
@@ -197,6 +218,7 @@ def suite_variants(cell: SuiteCell) -> dict[str, str | None]:
     ``"rope + YaRN"`` etc. (:data:`posenc.rope_scaling.METHOD_NAMES`). Any other scheme gives
     its label and ``None``.
     """
+    _check_cell(cell)
     scalings = list(dict.fromkeys(m for r in cell.runs for m in r.config.get("rope_scalings", ())))
     if scalings:
         return {cell.label: None, **{f"{cell.label} + {METHOD_NAMES[m]}": m for m in scalings}}
@@ -212,6 +234,7 @@ def variant_values(cell: SuiteCell, metric: str, strategy: str | None = None) ->
     Raises:
         ValueError: a run has neither key.
     """
+    _check_metric_strategy(cell, metric, strategy)
     values = []
     for result in cell.runs:
         key = f"{metric}:{strategy}" if strategy is not None and f"{metric}:{strategy}" in result.metrics else metric
@@ -235,6 +258,7 @@ def learning_rate_spread(cell: SuiteCell, metric: str, strategy: str | None = No
     Returns:
         ``lr -> mean``, smallest learning rate first.
     """
+    _check_metric_strategy(cell, metric, strategy)
     return {lr: statistics.fmean(variant_values(replace(cell, runs=runs), metric, strategy))
             for lr, runs in cell.by_lr.items()}
 
@@ -260,7 +284,8 @@ def new_position_series(
     """
     from posenc.train import split_seen_new
 
-    results = list(results)
+    results = check_results("results", results, allow_empty=False)
+    lengths = check_int_sequence("lengths", lengths, min_len=1)
     tasks = {r.config.get("task") for r in results}
     if "marker_recall" in tasks:
         raise ValueError("marker_recall labels positions unequally often: read its 'new@L' metrics instead")
@@ -281,7 +306,8 @@ def new_position_series(
                 if strategy is not None and f"{key}:{strategy}" in run.extras:
                     key = f"{key}:{strategy}"
                 if key not in run.extras:
-                    raise ValueError(f"{label} seed {run.seed} has no extras[{key!r}] (train with per_position=True)")
+                    raise ValueError(f"{label} seed {run.seed} has no extras[{key!r}] (train with per_position=True; "
+                                     "past a learned table, name its workaround in strategies)")
                 new = split_seen_new(run.extras[key], train_len).new
                 if new is None:
                     raise ValueError(f"{label} at length {length}: no labelled position is new")
@@ -300,6 +326,12 @@ def suite_rows(
     Raises:
         ValueError: ``task`` is not in ``cells``.
     """
+    _check_cells("cells", cells)
+    metrics = check_text_sequence("metrics", metrics, min_len=1)
+    held = {key.partition(":")[0] for cell in cells.values() for run in cell.runs for key in run.metrics}
+    missing = [metric for metric in metrics if metric not in held]
+    if missing:
+        raise ValueError(f"metrics has {missing}, which no run of cells holds; they hold {sorted(held)}")
     tasks = sorted({t for t, _ in cells})
     check_choice("task", task, tasks)
     rows = []
@@ -329,9 +361,11 @@ def scaling_rows(
         and last the accuracy at the training length with the method set up for the longest ``L``
         (``short@L``; for a run without a method, its plain accuracy). Each as :func:`outcome_text`.
     """
+    check_mapping("cells_by_length", cells_by_length, min_len=1, what="a dict of length -> cells")
+    for length, cells in cells_by_length.items():
+        _check_cells(f"cells_by_length[{length!r}]", cells)
+    digits = check_nonnegative_int("digits", digits)
     lengths = sorted(cells_by_length)
-    if not lengths:
-        raise ValueError("cells_by_length must hold at least one length")
     first = cells_by_length[lengths[0]]
     check_choice("task", task, sorted({t for t, _ in first}))
     longest = lengths[-1]
@@ -360,13 +394,37 @@ def kept_text(value: float, kept: bool) -> str:
 
     Plain text, because :func:`posenc.plots.html_table` escapes its cells.
     """
+    value, kept = check_real("value", value), check_bool("kept", kept)
     return f"{value:.3f}\u00a0(kept)" if kept else f"{value:.3f}"
 
 
 def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell]) -> list[list[str]]:
     """Rows ``[task, scheme, validation accuracy at each lr...]``; the chosen one marked (:func:`kept_text`)."""
+    _check_cells("cells", cells)
     rows = []
     for (task, label), cell in cells.items():
         entries = [kept_text(v, lr == cell.lr) for lr, v in cell.validation.items()]
         rows.append([task, label, *entries])
     return rows
+
+
+# -- argument checks -----------------------------------------------------------------------------
+def _check_cell(cell: object) -> None:
+    check_instance("cell", cell, SuiteCell, what="a SuiteCell (choose_learning_rates(...))")
+
+
+def _check_cells(name: str, cells: object) -> None:
+    """What :func:`choose_learning_rates` returns: a non-empty dict of ``(task, label) -> SuiteCell``."""
+    check_mapping(name, cells, min_len=1, what="a dict of (task, label) -> SuiteCell (choose_learning_rates(...))")
+    assert isinstance(cells, Mapping)
+    for key, cell in cells.items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise TypeError(f"{name} keys must be (task, label) pairs, got {key!r}")
+        check_instance(f"{name}[{key!r}]", cell, SuiteCell)
+
+
+def _check_metric_strategy(cell: object, metric: object, strategy: object) -> None:
+    _check_cell(cell)
+    check_text("metric", metric, empty=False)
+    if strategy is not None:
+        check_text("strategy", strategy, empty=False)

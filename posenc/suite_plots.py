@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from posenc.checks import check_choice
+from posenc.checks import check_choice, check_mapping
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import new_figure
 from posenc.registry import scheme_style
 from posenc.results import curve
-from posenc.suite import SOLVED, SuiteCell, outcome, suite_variants, variant_values
+from posenc.suite import SOLVED, SuiteCell, _check_cells, outcome, suite_variants, variant_values
 
 __all__ = ["seed_explorer", "learning_curve_explorer"]
 
@@ -42,10 +42,10 @@ def seed_explorer(
         An Explorer with controls ``task`` and ``measure``. Frames set trace 0 (the means,
         bars) and trace 1 (the seeds, dots).
     """
+    _check_cells("cells", cells)
+    names = list(check_mapping("measures", measures, min_len=1, what="a dict of menu text -> metric key",
+                               item="metric"))
     tasks = list(dict.fromkeys(t for t, _ in cells))
-    names = list(measures)
-    if not names:
-        raise ValueError("measures must name at least one metric")
     task = tasks[0] if task is None else check_choice("task", task, tasks)
     measure = names[0] if measure is None else check_choice("measure", measure, names)
     fig = new_figure(
@@ -98,6 +98,7 @@ def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task:
     Raises:
         ValueError: the tasks do not share the same schemes, or runs lack learning curves.
     """
+    _check_cells("cells", cells)
     tasks = list(dict.fromkeys(t for t, _ in cells))
     task = tasks[0] if task is None else check_choice("task", task, tasks)
     labels = [label for t, label in cells if t == tasks[0]]

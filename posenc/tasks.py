@@ -37,7 +37,15 @@ from typing import Any
 
 import torch
 
-from posenc.checks import check_choice, check_nonnegative_int, check_positive_float, check_positive_int
+from posenc.checks import (
+    check_choice,
+    check_generator,
+    check_instance,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+    check_tensor,
+)
 from posenc.corpus import CORPORA, SPLITS, split_bytes
 
 __all__ = [
@@ -47,6 +55,7 @@ __all__ = [
     "ReverseTask",
     "MarkerRecallTask",
     "CopyHalfTask",
+    "LanguageModelTask",
     "make_task",
     "available_tasks",
     "make_generator",
@@ -105,6 +114,19 @@ class Task:
         """Targets ``(batch, seq_len)`` for ``tokens`` ``(batch, seq_len)``."""
         raise NotImplementedError
 
+    def check_tokens(self, tokens: object) -> torch.Tensor:
+        """``tokens`` if they are an integer ``(batch, seq_len)`` tensor of this task's ids
+        (``0 .. vocab_size - 1``, at least :attr:`min_len` long), else an error naming them."""
+        check_tensor("tokens", tokens, ndim=2, integer=True, shape="(batch, seq_len)")
+        assert isinstance(tokens, torch.Tensor)
+        if tokens.shape[1] < self.min_len:
+            raise ValueError(f"tokens must have at least {self.min_len} positions for task {self.name!r}, "
+                             f"got shape {tuple(tokens.shape)}")
+        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.vocab_size):
+            raise ValueError(f"tokens must be ids in [0, {self.vocab_size}) for task {self.name!r}, got values in "
+                             f"[{int(tokens.min())}, {int(tokens.max())}]")
+        return tokens
+
     def sample(
         self, batch_size: int, seq_len: int, generator: torch.Generator | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -118,6 +140,7 @@ class Task:
         seq_len = check_positive_int("seq_len", seq_len)
         if seq_len < self.min_len:
             raise ValueError(f"seq_len must be >= {self.min_len} for task {self.name!r}, got {seq_len}")
+        generator = check_generator("generator", generator)
         tokens = self._draw(batch_size, seq_len, generator)
         return tokens, self.labels(tokens)
 
@@ -145,6 +168,7 @@ class Task:
         Returns:
             Predictions ``(batch, seq_len)`` long, the same value along each row.
         """
+        tokens = self.check_tokens(tokens)
         counts = torch.zeros(tokens.shape[0], self.vocab_size, dtype=torch.long)
         counts.scatter_add_(1, tokens, torch.ones_like(tokens))
         # argmax returns the first maximum: the smallest id on ties
@@ -180,6 +204,7 @@ class CopyOffsetTask(Task):
         return {"n_symbols": self.n_symbols, "offset": self.offset}
 
     def labels(self, tokens: torch.Tensor) -> torch.Tensor:
+        tokens = self.check_tokens(tokens)
         targets = torch.full_like(tokens, IGNORE_INDEX)
         targets[:, self.offset :] = tokens[:, : -self.offset]
         return targets
@@ -212,7 +237,7 @@ class ReverseTask(_SymbolTask):
     causal_ok = False
 
     def labels(self, tokens: torch.Tensor) -> torch.Tensor:
-        return tokens.flip(-1).clone()
+        return self.check_tokens(tokens).flip(-1).clone()
 
 
 class MarkerRecallTask(Task):
@@ -272,6 +297,7 @@ class MarkerRecallTask(Task):
         Raises:
             ValueError: if a row holds the marker zero times or more than once.
         """
+        tokens = self.check_tokens(tokens)
         is_marker = tokens == self.marker
         per_row = is_marker.sum(dim=1)
         bad = torch.nonzero(per_row != 1).flatten()
@@ -303,6 +329,7 @@ class MarkerRecallTask(Task):
         ``E[n_labelled(p)] * count_M(g) / (seq_len - 1)``: the best guess is the most
         frequent ordinary symbol (the smallest id on ties).
         """
+        tokens = self.check_tokens(tokens)
         counts = torch.zeros(tokens.shape[0], self.vocab_size, dtype=torch.long)
         counts.scatter_add_(1, tokens, torch.ones_like(tokens))
         return counts[:, : self.n_symbols].argmax(dim=1, keepdim=True).expand_as(tokens)
@@ -325,6 +352,7 @@ class CopyHalfTask(_SymbolTask):
     kind = "absolute"
 
     def labels(self, tokens: torch.Tensor) -> torch.Tensor:
+        tokens = self.check_tokens(tokens)
         source = torch.arange(tokens.shape[1]) // 2
         targets = tokens[:, source].clone()
         targets[:, 0] = IGNORE_INDEX
@@ -449,6 +477,7 @@ class LanguageModelTask(Task):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         batch_size = check_positive_int("batch_size", batch_size)
         seq_len = check_positive_int("seq_len", seq_len)
+        generator = check_generator("generator", generator)
         data = self.data()
         if seq_len + 1 > data.numel():
             raise ValueError(f"seq_len must be < the {self.split} split's {data.numel()} bytes, got {seq_len}")
@@ -491,6 +520,7 @@ def fixed_dataset(task: Task, n_examples: int, seq_len: int, *, seed: int) -> tu
     Returns:
         ``(tokens, targets)``, both ``(n_examples, seq_len)`` long.
     """
+    _check_task(task)
     return task.sample(check_positive_int("n_examples", n_examples), seq_len, make_generator(seed))
 
 
@@ -500,6 +530,8 @@ def token_accuracy(predictions: torch.Tensor, targets: torch.Tensor) -> float:
     Args:
         predictions, targets: long tensors of the same shape.
     """
+    check_tensor("predictions", predictions, integer=True)
+    check_tensor("targets", targets, integer=True)
     if predictions.shape != targets.shape:
         raise ValueError(f"predictions {tuple(predictions.shape)} and targets {tuple(targets.shape)} differ in shape")
     labelled = targets != IGNORE_INDEX
@@ -522,5 +554,10 @@ def bag_of_tokens_accuracy(task: Task, seq_len: int, *, n_examples: int = 2048, 
     Returns:
         Token accuracy in ``[0, 1]``.
     """
+    _check_task(task)
     tokens, targets = fixed_dataset(task, n_examples, seq_len, seed=seed)
     return token_accuracy(task.bag_ceiling_guess(tokens), targets)
+
+
+def _check_task(task: object) -> None:
+    check_instance("task", task, Task, what="a posenc.tasks.Task (e.g. make_task('copy_offset'))")

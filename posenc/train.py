@@ -35,16 +35,28 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from posenc.checks import check_choice, check_nonnegative_int, check_positive_float, check_positive_int
+from posenc.checks import (
+    check_bool,
+    check_choice,
+    check_choice_sequence,
+    check_generator,
+    check_instance,
+    check_int_sequence,
+    check_mapping,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+    check_real,
+)
 from posenc.extrapolate import STRATEGIES
-from posenc.models import TinyTransformer
+from posenc.models import COMBINE_MODES, TinyTransformer
 from posenc.params import module_parameter_count
-from posenc.registry import builtin_specs, scheme_spec
+from posenc.registry import available_schemes, builtin_specs, scheme_spec
 from posenc.results import LATER_FIELD_DEFAULTS, RunResult, scheme_label
 from posenc.rope_scaling import METHODS, RopeScaling
 from posenc.runtime import single_thread
 from posenc.perplexity import length_scores
-from posenc.tasks import IGNORE_INDEX, LanguageModelTask, Task, fixed_dataset, make_generator, make_task
+from posenc.tasks import IGNORE_INDEX, LanguageModelTask, Task, available_tasks, fixed_dataset, make_generator, make_task
 
 __all__ = [
     "TrainConfig",
@@ -88,6 +100,7 @@ def random_position_ids(batch_size: int, length: int, n_positions: int, generato
     batch_size = check_positive_int("batch_size", batch_size)
     length = check_positive_int("length", length)
     n_positions = check_positive_int("n_positions", n_positions)
+    check_instance("generator", generator, torch.Generator, what="a torch.Generator (posenc.tasks.make_generator)")
     if length > n_positions:
         raise ValueError(f"length must be <= n_positions ({n_positions}) for distinct positions, got {length}")
     keys = torch.rand(batch_size, n_positions, generator=generator)
@@ -113,9 +126,14 @@ class TrainConfig:
         causal: causal attention mask.
         token_init_std: initial scale of the token embeddings (see ``TinyTransformer``).
         weight_decay: AdamW weight decay.
-        eval_lengths: extra test lengths; ``metrics["accuracy@L"]`` for each.
+        eval_lengths: extra test lengths; ``metrics["accuracy@L"]`` for each. A length past the
+            end of a learned table (more positions than its rows) has no plain ``accuracy@L``: it is
+            scored with each workaround of ``eval_extrapolations`` instead, and needs at least one;
+            past the end of another scheme of fixed length (the factored and hierarchical hybrids)
+            it is an error. :func:`train` checks this before it trains.
         eval_extrapolations: for a learned table, also test every eval length past the
-            table with these workarounds: ``metrics["accuracy@L:clip"]`` etc.
+            table with these workarounds: ``metrics["accuracy@L:clip"]`` etc. (Ignored by
+            schemes without a table, so one list serves a whole grid.)
         eval_examples: test sequences per length.
         log_every: steps between history entries.
         curve_examples: if > 0, every history entry also records ``"accuracy"`` at the
@@ -209,11 +227,22 @@ class TrainConfig:
     curriculum_steps: int | None = None
 
     def __post_init__(self) -> None:
+        check_choice("task", self.task, available_tasks())
+        check_choice("scheme", self.scheme, available_schemes())
         check_nonnegative_int("seed", self.seed)
         check_positive_int("seq_len", self.seq_len)
         check_positive_int("steps", self.steps)
         check_positive_int("batch_size", self.batch_size)
         check_positive_float("lr", self.lr)
+        for name in ("d_model", "n_heads", "n_layers"):
+            check_positive_int(name, getattr(self, name))
+        check_mapping("position_options", self.position_options, what="a dict of the scheme's options ({} for none)")
+        check_mapping("task_options", self.task_options, what="a dict of the task's options ({} for none)")
+        check_choice("combine", self.combine, COMBINE_MODES)
+        if self.d_pos is not None:
+            check_positive_int("d_pos", self.d_pos)
+        check_bool("causal", self.causal)
+        check_real("weight_decay", self.weight_decay, low=0.0)
         check_positive_float("token_init_std", self.token_init_std)
         check_positive_int("eval_examples", self.eval_examples)
         check_positive_int("log_every", self.log_every)
@@ -222,8 +251,7 @@ class TrainConfig:
         check_nonnegative_int("finetune_steps", self.finetune_steps)
         check_positive_float("finetune_lr", self.finetune_lr)
         for name in ("bos_token", "score_new_positions", "per_position", "exact_match"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            check_bool(name, getattr(self, name))
         if self.finetune_steps and self.finetune_len is None:
             raise ValueError(f"finetune_steps={self.finetune_steps} needs finetune_len (the length to fine-tune at)")
         if self.finetune_len is not None:
@@ -234,8 +262,11 @@ class TrainConfig:
             check_positive_int("n_train_examples", self.n_train_examples)
         if self.max_len is not None:
             check_positive_int("max_len", self.max_len)
-        if self.weight_decay < 0:
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
+        # sequences of lengths and names: ``(32)`` is the int 32 and ``("clip")`` the string "clip", never iterated
+        eval_lengths = check_int_sequence("eval_lengths", self.eval_lengths)
+        eval_extrapolations = check_choice_sequence("eval_extrapolations", self.eval_extrapolations, STRATEGIES)
+        rope_scalings = check_choice_sequence("rope_scalings", self.rope_scalings,
+                                              tuple(m for m in METHODS if m != "none"))
         if self.min_seq_len is not None:
             check_positive_int("min_seq_len", self.min_seq_len)
             if self.min_seq_len > self.seq_len:
@@ -249,26 +280,20 @@ class TrainConfig:
                 raise ValueError(f"curriculum_steps={self.curriculum_steps} needs min_seq_len (the length it starts at)")
         if self.random_positions is not None:
             check_positive_int("random_positions", self.random_positions)
-            longest = max([self.seq_len, *self.eval_lengths, self.finetune_len or 0])
+            longest = max([self.seq_len, *eval_lengths, self.finetune_len or 0])
             if self.random_positions < longest:
                 raise ValueError(f"random_positions must be >= the longest input ({longest}): every input is read "
                                  f"at distinct positions below it, got {self.random_positions}")
             if self.finetune_steps:
                 raise ValueError("random_positions does not go with fine-tuning (finetune_steps); set one of them")
-        for length in self.eval_lengths:
-            check_positive_int("eval_lengths entry", length)
-        for strategy in self.eval_extrapolations:
-            check_choice("eval_extrapolations entry", strategy, STRATEGIES)
-        for method in self.rope_scalings:
-            check_choice("rope_scalings entry", method, tuple(m for m in METHODS if m != "none"))
-        if self.rope_scalings and not scheme_spec(self.scheme).scheme_type.supports_scaling:
+        if rope_scalings and not scheme_spec(self.scheme).scheme_type.supports_scaling:
             accepting = [s.name for s in builtin_specs() if s.scheme_type.supports_scaling]
-            raise ValueError(f"rope_scalings={tuple(self.rope_scalings)!r} needs a scheme that rotates queries and "
+            raise ValueError(f"rope_scalings={rope_scalings!r} needs a scheme that rotates queries and "
                              f"keys ({', '.join(accepting)}), got scheme={self.scheme!r}")
         # Lists from JSON become tuples so configs compare equal after a round trip.
-        object.__setattr__(self, "eval_lengths", tuple(int(n) for n in self.eval_lengths))
-        object.__setattr__(self, "eval_extrapolations", tuple(self.eval_extrapolations))
-        object.__setattr__(self, "rope_scalings", tuple(self.rope_scalings))
+        object.__setattr__(self, "eval_lengths", eval_lengths)
+        object.__setattr__(self, "eval_extrapolations", eval_extrapolations)
+        object.__setattr__(self, "rope_scalings", rope_scalings)
         object.__setattr__(self, "position_options", dict(self.position_options))
         object.__setattr__(self, "task_options", dict(self.task_options))
 
@@ -287,6 +312,7 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise a ValueError naming them."""
+        check_mapping("data", data, what="a dict of TrainConfig fields (TrainConfig.to_dict())")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -301,6 +327,8 @@ _LATER_FIELDS: dict[str, Any] = LATER_FIELD_DEFAULTS
 def build_model(config: TrainConfig, task: Task | None = None) -> TinyTransformer:
     """The untrained model a config describes (weights drawn from the global torch RNG)."""
     _check_config(config)
+    if task is not None:
+        check_instance("task", task, Task, what="a posenc.tasks.Task or None (None: the config's task)")
     task = task or make_task(config.task, **config.task_options)
     return TinyTransformer(
         task.vocab_size,
@@ -363,10 +391,13 @@ def _count_correct(
     With ``random_positions``, every sequence is read at sorted random positions below it
     (:func:`random_position_ids`, from a stream of their own, so the tokens do not change).
     """
+    _check_model_and_task(model, task)
     seq_len = check_positive_int("seq_len", seq_len)
     seed = check_nonnegative_int("seed", seed)
     n_examples = check_positive_int("n_examples", n_examples)
     batch_size = check_positive_int("batch_size", batch_size)
+    if random_positions is not None:
+        random_positions = check_positive_int("random_positions", random_positions)
     generator = make_generator(seed)
     positions = make_generator(seed + _POSITION_SEED_OFFSET) if random_positions is not None else None
     new_from = seq_len if new_from is None else new_from
@@ -554,7 +585,10 @@ def split_seen_new(
         A :class:`SeenNewSplit`.
     """
     train_len = check_positive_int("train_len", train_len)
-    values = list(curve)
+    if isinstance(curve, str | bytes) or not isinstance(curve, Sequence):
+        raise TypeError(f"curve must be a sequence of accuracies (None where nothing is labelled), got {curve!r} "
+                        f"of type {type(curve).__name__}")
+    values = [None if a is None else check_real(f"curve[{i}]", a, low=0.0, high=1.0) for i, a in enumerate(curve)]
     if train_len >= len(values):
         raise ValueError(
             f"train_len must be < the curve's length ({len(values)}) so that some positions are new, got {train_len}"
@@ -562,7 +596,10 @@ def split_seen_new(
     if labelled is None:
         weights = [0 if a is None else 1 for a in values]
     else:
-        weights = [check_nonnegative_int("labelled entry", n) for n in labelled]
+        if isinstance(labelled, str | bytes) or not isinstance(labelled, Sequence):
+            raise TypeError(f"labelled must be a sequence of label counts, got {labelled!r} of type "
+                            f"{type(labelled).__name__}")
+        weights = [check_nonnegative_int(f"labelled[{i}]", n) for i, n in enumerate(labelled)]
         if len(weights) != len(values):
             raise ValueError(f"labelled has {len(weights)} entries but curve has {len(values)}; they must match")
     for i, (a, w) in enumerate(zip(values, weights, strict=True)):
@@ -603,8 +640,15 @@ def train(config: TrainConfig, *, progress: bool = False) -> tuple[TinyTransform
 
     Returns:
         ``(model, result)``; the model is in eval mode.
+
+    Raises:
+        ValueError: a length the run would score is past the end of the model's scheme
+            (see ``TrainConfig.eval_lengths``), checked before training; or the training loss
+            stops being finite (the run diverged, e.g. ``lr`` far too large): the error names
+            the step and the learning rate instead of returning ``final_loss = nan``.
     """
     _check_config(config)
+    progress = check_bool("progress", progress)
     with single_thread():  # tiny models: one thread is faster and the results match the stored grids
         return _train(config, progress)
 
@@ -619,6 +663,10 @@ def _curriculum_length(config: TrainConfig, step: int) -> int:
 
 def _train(config: TrainConfig, progress: bool) -> tuple[TinyTransformer, RunResult]:
     task = make_task(config.task, **config.task_options)
+    # a length the run cannot score is an error before any work (a throwaway model: the global RNG is restored,
+    # and torch.manual_seed below reseeds it anyway)
+    with torch.random.fork_rng(devices=[]):
+        _check_lengths_fit(config, build_model(config, task))
     start = time.perf_counter()
     previous_deterministic = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
@@ -656,7 +704,7 @@ def _train(config: TrainConfig, progress: bool) -> tuple[TinyTransformer, RunRes
             loss.backward()
             optimizer.step()
             scheduler.step()
-            running += float(loss.detach())
+            running += _finite_loss(float(loss.detach()), step, config.steps, config.lr)
             count += 1
             if (step + 1) % config.log_every == 0 or step + 1 == config.steps:
                 entry = {"step": step + 1, "loss": running / count}
@@ -705,7 +753,11 @@ def fine_tune(
 
     Returns:
         The training loss of every step.
+
+    Raises:
+        ValueError: the loss stops being finite (naming the step and ``lr``).
     """
+    _check_model_and_task(model, task)
     seq_len = check_positive_int("seq_len", seq_len)
     steps = check_positive_int("steps", steps)
     seed = check_nonnegative_int("seed", seed)
@@ -718,7 +770,8 @@ def fine_tune(
     model.train()
     try:
         with single_thread():
-            return [_fine_tune_step(model, task, seq_len, batch_size, generator, optimizer) for _ in range(steps)]
+            return [_finite_loss(_fine_tune_step(model, task, seq_len, batch_size, generator, optimizer), step, steps,
+                                 lr) for step in range(steps)]
     finally:
         model.eval()
         torch.use_deterministic_algorithms(previous_deterministic)
@@ -754,6 +807,7 @@ def run_metrics(model: TinyTransformer, config: TrainConfig) -> dict[str, float]
     _check_config(config)
     if not isinstance(model, TinyTransformer):
         raise TypeError(f"model must be a posenc.models.TinyTransformer, got {type(model).__name__}")
+    _check_lengths_fit(config, model)
     task = make_task(config.task, **config.task_options)
     was_training = model.training
     model.eval()
@@ -800,11 +854,12 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
 
     lengths = list(dict.fromkeys([config.seq_len, *config.eval_lengths]))
     scheme = model.position
+    anchor = 1 if model.bos is not None else 0  # an anchor token takes position 0: length + 1 positions
     for length in lengths:
-        if scheme.max_len is None or length <= scheme.max_len:
+        if scheme.max_len is None or length + anchor <= scheme.max_len:
             score(str(length), length)
         # only a learned table has an end that the workarounds can read past
-        if scheme.has_table and scheme.table_len is not None and length > scheme.table_len:
+        if scheme.has_table and scheme.table_len is not None and length + anchor > scheme.table_len:
             saved = getattr(scheme, "extrapolation", None)
             try:
                 for strategy in config.eval_extrapolations:
@@ -846,7 +901,8 @@ def _fine_tune_metrics(model: TinyTransformer, task: Task, config: TrainConfig) 
     assert config.finetune_len is not None  # checked by TrainConfig
     long_len, train_len = config.finetune_len, config.seq_len
     position = model.position
-    is_table = position.has_table and position.table_len is not None and long_len > position.table_len
+    anchor = 1 if model.bos is not None else 0
+    is_table = position.has_table and position.table_len is not None and long_len + anchor > position.table_len
     strategies: tuple[str | None, ...] = tuple(config.eval_extrapolations) if is_table else (None,)
     if position.supports_scaling:
         strategies = (None, *config.rope_scalings)
@@ -889,3 +945,49 @@ def reproduce(stored: RunResult) -> tuple[TinyTransformer, RunResult, float]:
 def _check_config(config: Any) -> None:
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+
+
+def _check_model_and_task(model: Any, task: Any) -> None:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module mapping (batch, seq_len) tokens to logits (e.g. a "
+                        f"posenc.models.TinyTransformer), got {model!r} of type {type(model).__name__}")
+    check_instance("task", task, Task, what="a posenc.tasks.Task (e.g. make_task('copy_offset'))")
+
+
+def _finite_loss(value: float, step: int, steps: int, lr: float) -> float:
+    """``value`` if it is finite; a diverged run (nan or inf) is an error naming the step and the learning rate."""
+    if not math.isfinite(value):
+        raise ValueError(f"training diverged at step {step + 1} of {steps}: the loss is {value} with lr={lr:g}; "
+                         "a smaller lr keeps it finite (the default is 3e-3)")
+    return value
+
+
+def _check_lengths_fit(config: TrainConfig, model: TinyTransformer) -> None:
+    """Every length the run scores fits the model's scheme, or is read with a named workaround.
+
+    Past a learned table (``has_table``) a length is scored with each workaround of
+    ``eval_extrapolations`` (``accuracy@L:strategy``) and needs at least one; past the end of
+    any other scheme of fixed length it cannot be scored at all. Either way the error comes
+    before any training step.
+    """
+    scheme = model.position
+    anchor = 1 if model.bos is not None else 0
+    end = scheme.table_len if scheme.has_table else scheme.max_len
+    if end is None:
+        return
+    lengths = [("eval_lengths", n) for n in config.eval_lengths]
+    if config.finetune_steps and config.finetune_len is not None:
+        lengths.append(("finetune_len", config.finetune_len))
+    for field_name, length in lengths:
+        if length + anchor <= end:
+            continue
+        holds = f"{end} positions (0 .. {end - 1}{', position 0 is the anchor token' if anchor else ''})"
+        if scheme.has_table and not config.eval_extrapolations:
+            raise ValueError(
+                f"{field_name} has {length}, past the end of the learned table of scheme {config.scheme!r}, which holds "
+                f"{holds}: give eval_extrapolations (one or more of {', '.join(map(repr, STRATEGIES))}) to score it "
+                "with a workaround, a larger max_len, or a shorter length")
+        if not scheme.has_table:
+            raise ValueError(
+                f"{field_name} has {length}, past the end of scheme {config.scheme!r}, which holds {holds} and has no "
+                "workaround to read past it: use a larger max_len or a shorter length")

@@ -392,5 +392,5 @@ def test_components_for_share_counts_exactly() -> None:
 
 @pytest.mark.parametrize("share", [0, -0.1, 1.5, "half"])
 def test_components_for_share_rejects_bad_share(share: object) -> None:
-    with pytest.raises(ValueError, match="share must be"):
+    with pytest.raises((TypeError, ValueError), match="share must be"):  # TypeError for "half": not a number
         components_for_share(np.eye(4), share)  # type: ignore[arg-type]

@@ -23,8 +23,8 @@ def bug(request: pytest.FixtureRequest) -> Bug:
 
 
 # -- the contract of every case --------------------------------------------------------------------
-def test_nine_cases_with_distinct_keys() -> None:
-    assert len(BUGS) >= 9
+def test_eleven_cases_with_distinct_keys() -> None:
+    assert len(BUGS) == 11  # the appendix's text and summary table count them
     assert len({b.key for b in BUGS}) == len(BUGS)
 
 
@@ -148,3 +148,29 @@ def test_geometric_slopes_agree_for_powers_of_two_only() -> None:
     for n_heads in (3, 6, 12):
         assert not torch.allclose(bugs.alibi_slopes_geometric(n_heads), alibi_slopes(n_heads))
     assert "3 heads" in check_fails(bugs.check_alibi_slopes, bugs.alibi_slopes_geometric)
+
+
+def test_config_scaling_names_each_config_and_layer() -> None:
+    message = check_fails(bugs.check_config_scaling, bugs.rotary_inverse_frequencies)
+    assert "Llama 3.1 8B: pairs 29–63 of 64" in message  # 29 pairs kept, the blend and the division start at 29
+    assert "Llama 3.2 1B: pairs 15–31 of 32" in message  # as jmaczan/tiny-vllm PR 1 counts them: 0-14 unchanged
+    assert "Gemma 3 4B, full_attention layers" in message and "sliding_attention" not in message
+    assert "scaling was ignored" in message
+    report = dict(bugs.config_scaling_report(bugs.rotary_inverse_frequencies))
+    assert not report["Gemma 3 4B, sliding_attention layers"].startswith("FAILS")  # right there by construction
+
+    def global_everywhere(config: dict, layer_type: str | None = None) -> torch.Tensor:  # the opposite mistake
+        return bugs.rotary_inverse_frequencies_fixed(config, "full_attention" if layer_type else None)
+
+    assert "Gemma 3 4B, sliding_attention layers" in check_fails(bugs.check_config_scaling, global_everywhere)
+
+
+def test_longrope_gaps_start_at_the_switch() -> None:
+    gaps = bugs.longrope_gaps(bugs.generate_longrope_cached)
+    switch = bugs.LONGROPE_TRAIN_LEN
+    assert float(gaps[:switch].max()) < 1e-12  # short factors throughout: nothing to disagree on
+    assert float(gaps[switch:].max()) > 1e-2
+    assert float(bugs.longrope_gaps(bugs.generate_longrope_fixed).max()) < 1e-12
+    assert "from token 8 on" in check_fails(bugs.check_longrope_cache, bugs.generate_longrope_cached)
+    case = bugs.longrope_case()
+    assert case.long_factor[0] == 1.0 and case.long_factor[-1] == pytest.approx(4.0)

@@ -142,9 +142,9 @@ def count_exercises(notebook: dict[str, Any]) -> ExerciseReport:
 
 
 # -- the book's chapters ----------------------------------------------------------------------
-def test_all_eleven_chapters_exist() -> None:
+def test_all_twelve_chapters_exist() -> None:
     numbers = sorted(int(path.name[:2]) for path in CHAPTERS)
-    assert numbers == list(range(1, 12)), f"expected chapter notebooks 01..11 in book/, found {numbers}"
+    assert numbers == list(range(1, 13)), f"expected chapter notebooks 01..12 in book/, found {numbers}"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

@@ -304,7 +304,7 @@ def test_row_steps_bad_arguments() -> None:
     assert OPTIMIZERS == ("sgd", "sgd-momentum", "adam", "adamw")
     with pytest.raises(ValueError, match="optimizer must be one of"):
         row_steps("rmsprop", ROW_ONCE)
-    with pytest.raises(ValueError, match="occurs must be < 4"):
+    with pytest.raises(ValueError, match=r"occurs\[0\] must be < 4"):
         row_steps("sgd", [[0, 4]])
     with pytest.raises(ValueError, match="empty"):
         row_steps("sgd", [])

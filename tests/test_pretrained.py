@@ -204,9 +204,9 @@ def test_position_only_logits_plus_the_tokens_are_layer_zero(minilm_attention_on
 
 
 def test_text_attention_errors(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="not a single string"):
+    with pytest.raises(TypeError, match="texts must be a sequence of strings, got the string"):
         minilm_text_attention("one string")
-    with pytest.raises(ValueError, match="non-empty string"):
+    with pytest.raises(ValueError, match=r"texts\[0\] must be a non-empty string"):
         minilm_text_attention([""])
     with pytest.raises(ValueError, match="layer must be <"):
         minilm_text_attention(["a sentence"], layer=6)

@@ -144,7 +144,7 @@ def test_field_values_and_differing_fields(grid: list[RunResult]) -> None:
     assert differing_fields(grid[:2], reference, ignore=("seed",)) == []
     assert differing_fields(grid, reference, ignore=("seed",)) == ["scheme", "position_options", "n_train_examples"]
     assert differing_fields(grid, reference, fields=("seq_len", "combine")) == []
-    with pytest.raises(ValueError, match="field 'colour' is not in reference"):
+    with pytest.raises(ValueError, match="fields entry 'colour' is not in reference"):
         differing_fields(grid, reference, fields=("colour",))
 
 
@@ -177,7 +177,7 @@ def test_metric_values_and_stats(grid: list[RunResult]) -> None:
     assert metric_values(grid, "accuracy@8") == [0.6, 0.4]
     mean, std, n = metric_stats(grid[:2], "accuracy")
     assert (mean, n) == (pytest.approx(0.9), 2) and std == pytest.approx(0.2 / math.sqrt(2))
-    with pytest.raises(ValueError, match="no result has metric 'loss'"):
+    with pytest.raises(ValueError, match="no result has metric key='loss'"):
         metric_stats(grid, "loss")
 
 
@@ -198,7 +198,7 @@ def test_curve_and_steps_to_reach() -> None:
         steps_to_reach(runs[0], 90)
     with pytest.raises(ValueError, match="runs log different steps"):
         curve([runs[0], run("sinusoidal", 2, {}, history=[{"step": 5, "accuracy": 0.1}])])
-    with pytest.raises(ValueError, match="history entries lack 'accuracy'"):
+    with pytest.raises(ValueError, match="history entries lack key='accuracy'"):
         curve([run("sinusoidal", 0, {}, history=[{"step": 5, "loss": 1.0}])])
 
 
@@ -206,9 +206,9 @@ def test_accuracy_by_length_reads_workarounds_past_the_table(grid: list[RunResul
     lengths, means, _ = accuracy_by_length(grid[2:4], [4, 8], strategy="clip")
     assert lengths == [4, 8] and means == pytest.approx([0.8, 0.2])  # inside the table: the plain metric
     assert accuracy_by_length(grid[:2], [4, 8], strategy="clip")[1] == pytest.approx([0.9, 0.5])  # no table
-    with pytest.raises(ValueError, match="no result has metric 'accuracy@8'"):
+    with pytest.raises(ValueError, match="no result has metric key='accuracy@8'"):
         accuracy_by_length(grid[2:4], [8])  # a learned table is undefined past its end without a workaround
-    with pytest.raises(ValueError, match="lengths entry must be a positive integer"):
+    with pytest.raises(ValueError, match=r"lengths\[0\] must be a positive integer"):
         accuracy_by_length(grid, [0])
 
 

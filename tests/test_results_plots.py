@@ -102,7 +102,7 @@ def test_position_explorer_arguments(runs: list[RunResult]) -> None:
         position_accuracy_explorer(runs, scheme="rope")
     with pytest.raises(ValueError, match="length must be one of 4, 8; got 16"):
         position_accuracy_explorer(runs, length=16)
-    with pytest.raises(ValueError, match="lengths entry must be one of 4, 8; got 12"):
+    with pytest.raises(ValueError, match=r"lengths\[1\] must be one of 4, 8; got 12"):
         position_accuracy_explorer(runs, lengths=[4, 12])
     with pytest.raises(ValueError, match="results is empty"):
         position_accuracy_explorer([])

@@ -14,7 +14,10 @@ from posenc.rope_scaling import (
     RopeScaling,
     dynamic_ntk_factor,
     dynamic_ntk_inverse_frequencies,
+    LongRopeScaling,
     llama3_inverse_frequencies,
+    longrope_attention_factor,
+    longrope_inverse_frequencies,
     ntk_base,
     ntk_inverse_frequencies,
     pair_diagnostic,
@@ -23,6 +26,7 @@ from posenc.rope_scaling import (
     yarn_attention_factor,
     yarn_correction_range,
     yarn_inverse_frequencies,
+    yarn_mscale,
     yarn_zones,
 )
 from posenc.train import TrainConfig, train
@@ -117,6 +121,53 @@ def test_yarn_matches_the_reference_code(d_head: int, base: float, factor: float
     assert ours.tolist() == pytest.approx(_yarn_reference(d_head, base, factor, original), rel=1e-12)
 
 
+def test_llama3_with_equal_factors_is_a_step() -> None:
+    # Llama 4 Scout: factor 16, low = high = 1: pairs that turn at least once in 8,192 tokens are kept,
+    # the others divided by 16, nothing in between (Meta's apply_scaling gives the same step).
+    d_head, base = 128, 500_000.0
+    plain = rope_inverse_frequencies(d_head, base=base)
+    scout = llama3_inverse_frequencies(d_head, factor=16.0, train_len=8192, base=base, low_freq_factor=1.0,
+                                       high_freq_factor=1.0)
+    ratio = scout / plain
+    kept = ratio == 1.0
+    assert kept.any() and torch.allclose(ratio[~kept], torch.full_like(ratio[~kept], 1 / 16), rtol=1e-12, atol=0)
+    turns = 8192 * plain / TWO_PI
+    assert torch.equal(kept, turns >= 1)
+    reference = _meta_llama3_reference(plain.tolist(), 16.0, 1.0, 1.0 + 1e-9, 8192)  # a vanishing ramp
+    assert scout.tolist() == pytest.approx(reference, rel=1e-12)
+
+
+def test_yarn_without_rounding_is_gpt_oss() -> None:
+    # gpt-oss's reference: the ramp's ends are not rounded (Hugging Face's truncate: false)
+    low, high = yarn_correction_range(64, train_len=4096, base=150_000.0, truncate=False)
+    assert (round(low, 2), round(high, 2)) == (8.09, 17.40)
+    rounded = yarn_inverse_frequencies(64, factor=32.0, train_len=4096, base=150_000.0)
+    exact = yarn_inverse_frequencies(64, factor=32.0, train_len=4096, base=150_000.0, truncate=False)
+    assert not torch.allclose(rounded, exact) and torch.equal(rounded[:8], exact[:8])
+
+
+def test_yarn_attention_factor_with_deepseek_mscales() -> None:
+    assert yarn_attention_factor(40.0, mscale=1.0, mscale_all_dim=1.0) == 1.0
+    assert yarn_attention_factor(40.0, mscale=1.0, mscale_all_dim=0.707) == pytest.approx(
+        yarn_mscale(40.0) / yarn_mscale(40.0, 0.707))
+    assert yarn_mscale(1.0) == 1.0 and yarn_mscale(40.0) == pytest.approx(0.1 * math.log(40) + 1)
+
+
+def test_longrope_switches_sets_at_the_original_length() -> None:
+    short, long_ = [1.0, 1.5], [2.0, 8.0]
+    plain = rope_inverse_frequencies(4, base=100.0)
+    for seq_len, factors in ((None, short), (8, short), (9, long_)):
+        got = longrope_inverse_frequencies(4, short_factor=short, long_factor=long_, train_len=8, seq_len=seq_len,
+                                           base=100.0)
+        assert got.tolist() == pytest.approx((plain / torch.tensor(factors, dtype=torch.float64)).tolist())
+    # Phi-3-mini-128k: 131,072 / 4,096 = 32
+    assert longrope_attention_factor(32.0, train_len=4096) == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
+    assert longrope_attention_factor(1.0, train_len=4096) == 1.0
+    scaling = LongRopeScaling(short, long_, train_len=8, factor=32.0)
+    assert scaling.inverse_frequencies(4, base=100.0, seq_len=20)[1] == pytest.approx(0.1 / 8)
+    assert scaling.query_key_scale == pytest.approx(math.sqrt(1 + math.log(32) / math.log(8)))
+
+
 def test_yarn_correction_range_for_llama_2() -> None:
     # d_head 128, base 10,000, 4,096 tokens: pairs 20 (32 turns) to 46 (1 turn), rounded outwards.
     assert yarn_correction_range(128, train_len=4096) == (20, 46)
@@ -200,10 +251,17 @@ def test_every_method_is_the_identity_at_factor_1() -> None:
      "beta_fast must be > beta_slow"),
     (lambda: yarn_inverse_frequencies(16, factor=2.0, train_len=16, ramp="linear"), "ramp"),
     (lambda: llama3_inverse_frequencies(16, factor=2.0, train_len=16, low_freq_factor=4.0, high_freq_factor=1.0),
-     "high_freq_factor must be > low_freq_factor"),
+     "high_freq_factor must be >= low_freq_factor"),
+    (lambda: yarn_correction_range(16, train_len=16, truncate="no"), "truncate must be True or False"),
+    (lambda: longrope_inverse_frequencies(16, short_factor=[1.0] * 7, long_factor=[1.0] * 8, train_len=8),
+     "short_factor must hold 8 numbers"),
+    (lambda: longrope_inverse_frequencies(16, short_factor=[1.0] * 8, long_factor=[0.0] * 8, train_len=8),
+     "long_factor must be finite numbers > 0"),
+    (lambda: LongRopeScaling((1.0,), (1.0, 2.0), train_len=8), "the same length"),
     (lambda: RopeScaling("xpos"), "method"),
     (lambda: RopeScaling.for_length("pi", train_len=16, target_len=8), "target_len must be >= train_len"),
-    (lambda: RopeScaling("dynamic_ntk").inverse_frequencies(16), "needs seq_len"),
+    (lambda: RopeScaling("dynamic_ntk", train_len=16).inverse_frequencies(16), "needs seq_len"),
+    (lambda: RopeScaling("yarn", factor=4.0), "train_len is required"),
     (lambda: yarn_correction_range(15, train_len=16), "even"),
 ])
 def test_bad_input_is_named(call, match: str) -> None:  # noqa: ANN001
@@ -275,6 +333,28 @@ def test_pair_diagnostic_on_the_books_model() -> None:
     assert ntk[0].speed_ratio == 1.0 and ntk[-1].speed_ratio == pytest.approx(0.25)
 
 
+def test_pair_diagnostic_on_a_partial_head() -> None:
+    # Width 128, base 10,000, trained on 4,096 and read at 16,384 (chapter 12's setting).
+    setting = dict(train_len=4096, target_len=16384)
+    full = pair_diagnostic(128, **setting)
+    compressed = pair_diagnostic(128, **setting, partial=0.25, ladder="compressed")
+    truncated = pair_diagnostic(128, **setting, partial=0.25, ladder="truncated")
+    new = [sum(row.meets_new_angles for row in rows) for rows in (full, compressed, truncated)]
+    assert new[2] == 0 < new[1] < new[0]  # p-RoPE keeps only pairs that turned in training
+    for rows in (compressed, truncated):
+        assert len(rows) == 64 and sum(row.speed > 0 for row in rows) == 16
+        assert all(row.speed_ratio == 1.0 and not row.meets_new_angles for row in rows[16:])  # still pairs
+    assert [row.speed for row in truncated[:16]] == [row.speed for row in full[:16]]
+    # A scaling acts on the rotated part: PI divides every rotating pair of the compressed quarter by 4.
+    pi = RopeScaling.for_length("pi", train_len=4096, target_len=16384)
+    scaled = pair_diagnostic(128, **setting, scaling=pi, partial=0.25, ladder="compressed")
+    assert all(row.speed_ratio == pytest.approx(0.25) for row in scaled[:16])
+    assert not any(row.meets_new_angles for row in scaled)
+    with pytest.raises(ValueError, match="ladder"):
+        pair_diagnostic(128, **setting, partial=0.25, ladder="sideways")
+    with pytest.raises(TypeError, match="scaling"):
+        pair_diagnostic(128, **setting, scaling="yarn")
+
 def test_relative_score_curve() -> None:
     distances = torch.arange(0, 200)
     plain = relative_score_curve(distances, 64)
@@ -290,7 +370,7 @@ def test_relative_score_curve() -> None:
 def test_config_checks_rope_scalings() -> None:
     with pytest.raises(ValueError, match=r"needs a scheme that rotates queries and keys \(rope\), got scheme='alibi'"):
         TrainConfig(scheme="alibi", rope_scalings=("pi",))
-    with pytest.raises(ValueError, match="rope_scalings entry"):
+    with pytest.raises(ValueError, match=r"rope_scalings\[0\]"):
         TrainConfig(scheme="rope", rope_scalings=("none",))
     assert "rope_scalings" not in TrainConfig(scheme="rope").to_dict()
     config = TrainConfig(scheme="rope", rope_scalings=["pi"])
@@ -396,19 +476,24 @@ def test_stored_scaling_run_reproduces() -> None:
     assert difference == 0.0, again.metrics
 
 
-# -- YaRN's premise: three zones of pairs -------------------------------------------------------
-def test_yarn_zones_in_a_realistic_regime_and_in_the_toy_one() -> None:
-    zones = yarn_zones(64, train_len=512)  # 81.5 * 10000**(-i/32) turns: >= 32 up to pair 3, <= 1 from pair 16
+# -- YaRN's zones of pairs, as the code ramps and as the paper defines them ---------------------
+def test_yarn_zones_as_the_code_ramps() -> None:
+    assert yarn_zones(16, train_len=16).counts == (1, 0, 7)  # chapter 11's toy: pair 0 kept by the clamp
+    assert yarn_zones(128, train_len=32768, base=1e6).counts == (24, 16, 24)  # Qwen3 x4: ramp over pairs 24..39
+    assert yarn_zones(64, train_len=4096).counts == (11, 12, 9)  # DeepSeek-V3's rotated slice
+    assert sum(yarn_zones(128, train_len=4096).counts) == 64
+    low, high = yarn_correction_range(64, train_len=4096)
+    zones = yarn_zones(64, train_len=4096)
+    assert zones.kept[-1] == low and zones.interpolated[0] == high
+
+
+def test_yarn_zones_as_the_paper_defines_them() -> None:
+    zones = yarn_zones(64, train_len=512, ramp="rotations")  # 81.5 * 10000**(-i/32) turns
     assert zones.kept == tuple(range(4)) and zones.ramp == tuple(range(4, 16)) and zones.interpolated == tuple(range(16, 32))
     assert zones.every_zone_holds(0.1) and zones.shares == {"kept": 0.125, "ramp": 0.375, "interpolated": 0.5}
-    llama2 = yarn_zones(128, train_len=4096)  # every zone holds a fifth of the pairs or more
-    assert min(llama2.shares.values()) > 0.2
-    toy = yarn_zones(16, train_len=16)  # chapter 11's toy model: no pair turns 32 times
+    assert min(yarn_zones(128, train_len=4096, ramp="rotations").shares.values()) > 0.2  # Llama 2's regime
+    toy = yarn_zones(16, train_len=16, ramp="rotations")  # no pair turns 32 times
     assert toy.kept == () and not toy.every_zone_holds(0.1)
-
-
-def test_yarn_zones_are_where_the_papers_ramp_keeps_and_interpolates() -> None:
-    zones = yarn_zones(64, train_len=512)
     ratio = (yarn_inverse_frequencies(64, factor=4.0, train_len=512, ramp="rotations")
              / yarn_inverse_frequencies(64, factor=1.0, train_len=512)).tolist()
     assert all(ratio[i] == 1.0 for i in zones.kept) and all(ratio[i] == pytest.approx(0.25) for i in zones.interpolated)
@@ -420,3 +505,5 @@ def test_yarn_zones_reject_bad_input() -> None:
         yarn_zones(64, train_len=0)
     with pytest.raises(ValueError, match="beta_fast must be > beta_slow"):
         yarn_zones(64, train_len=512, beta_fast=1.0, beta_slow=2.0)
+    with pytest.raises(ValueError, match="ramp"):
+        yarn_zones(64, train_len=512, ramp="linear")

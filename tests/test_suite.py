@@ -139,7 +139,7 @@ def test_explorers_show_every_seed_and_every_curve() -> None:
     assert explorer.caption.startswith("Choose a task. Mean over seeds of the accuracy on test sequences every 100 steps")
     curves = explorer.frame(task="copy_offset")
     assert curves.traces[0]["x"] == [100, 200] and curves.traces[0]["y"] == pytest.approx([0.455, 0.91])
-    with pytest.raises(ValueError, match="measures must name at least one metric"):
+    with pytest.raises(ValueError, match="measures must hold at least one metric"):
         seed_explorer(cells, {})
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from IPython.display import Markdown
 
 from posenc.book.evals import ProseValues
+from posenc.checks import check_bool
 
 __all__ = ["DATA_DIR", "ProseValues", "data_path", "show_source"]
 
@@ -54,10 +55,12 @@ def show_source(obj: Any, *, docstring: bool = True) -> Markdown:
         obj: the object whose source to show (must be defined in a Python file).
         docstring: keep the docstring; ``False`` drops it to keep long listings short.
     """
+    docstring = check_bool("docstring", docstring)
     try:
         source = inspect.getsource(obj)
     except (TypeError, OSError) as error:
-        raise TypeError(f"show_source needs a function, class or method defined in a file, got {obj!r}") from error
+        raise TypeError(f"obj must be a function, class or method defined in a file (show_source shows its source), "
+                        f"got {obj!r}") from error
     source = textwrap.dedent(source)
     if not docstring:
         source = _strip_docstring(source, obj)

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from posenc.checks import check_choice
+from posenc.checks import check_choice, check_instance, check_mapping, check_text
 
 __all__ = ["VERDICTS", "Claim", "count_verdicts", "counts_by_source", "claims_table", "summary_table", "verdict_key"]
 
@@ -83,6 +83,16 @@ def verdict_key(verdict: str) -> str:
     return str(check_choice("verdict", verdict, VERDICTS)).replace(" ", "_")
 
 
+def _listed(claims: Iterable[Claim]) -> list[Claim]:
+    """``claims`` as a list of :class:`Claim` records (a TypeError naming ``claims`` otherwise)."""
+    if isinstance(claims, str | bytes | Claim) or not isinstance(claims, Iterable):
+        raise TypeError(f"claims must be a sequence of Claim records, got {claims!r} of type {type(claims).__name__}")
+    listed = list(claims)
+    for index, claim in enumerate(listed):
+        check_instance(f"claims[{index}]", claim, Claim, what="a Claim record")
+    return listed
+
+
 def _check_unique(claims: Sequence[Claim]) -> None:
     seen: set[str] = set()
     for claim in claims:
@@ -95,14 +105,14 @@ def _check_unique(claims: Sequence[Claim]) -> None:
 
 def count_verdicts(claims: Iterable[Claim]) -> dict[str, int]:
     """``{verdict: number of claims}`` for every verdict in :data:`VERDICTS` (zeros included)."""
-    claims = list(claims)
+    claims = _listed(claims)
     _check_unique(claims)
     return {verdict: sum(c.verdict == verdict for c in claims) for verdict in VERDICTS}
 
 
 def counts_by_source(claims: Iterable[Claim]) -> dict[str, dict[str, int]]:
     """``{source: {verdict: count}}``, source texts in sorted order."""
-    claims = list(claims)
+    claims = _listed(claims)
     _check_unique(claims)
     return {source: count_verdicts(c for c in claims if c.source == source)
             for source in sorted({c.source for c in claims})}
@@ -115,7 +125,9 @@ def _cell(text: str) -> str:
 
 def claims_table(claims: Iterable[Claim], *, source: str | None = None) -> str:
     """A MyST table with columns claim (led by its id), verdict, evidence (only ``source``'s claims if given)."""
-    rows = [c for c in claims if source is None or c.source == source]
+    if source is not None:
+        check_text("source", source, empty=False)
+    rows = [c for c in _listed(claims) if source is None or c.source == source]
     if not rows:
         raise ValueError(f"no claims to tabulate for source text {source!r}")
     lines = ["| Claim | Verdict | Evidence |", "|---|---|---|"]
@@ -125,8 +137,8 @@ def claims_table(claims: Iterable[Claim], *, source: str | None = None) -> str:
 
 def summary_table(claims: Iterable[Claim], *, source_names: dict[str, str] | None = None) -> str:
     """A MyST table of verdict counts: one row per source text and a total row."""
-    claims = list(claims)
-    names = source_names or {}
+    claims = _listed(claims)
+    names = {} if source_names is None else check_mapping("source_names", source_names)
     header = "| Source | " + " | ".join(VERDICTS) + " | all |"
     lines = [header, "|---|" + "---:|" * (len(VERDICTS) + 1)]
     for source, counts in counts_by_source(claims).items():
