@@ -208,8 +208,19 @@ def config_value(config: Mapping[str, Any], name: str) -> Any:
     """A stored config's value of field ``name``, with a later field's default where it was left out.
 
     Example: ``config_value(run.config, "bos_token")`` is ``False`` for a run stored before anchors existed.
+
+    Raises:
+        ValueError: ``name`` is neither in ``config`` nor a later field (a misspelled field would
+            otherwise read as missing and match nothing, or everything).
     """
-    return config[name] if name in config else LATER_FIELD_DEFAULTS.get(name)
+    check_mapping("config", config, min_len=1, what="a stored config (a dict of its fields)")
+    check_text("name", name, empty=False)
+    if name in config:
+        return config[name]
+    if name in LATER_FIELD_DEFAULTS:
+        return LATER_FIELD_DEFAULTS[name]
+    raise ValueError(f"name {name!r} is not a field of this config; it has {sorted(config)} "
+                     f"(and, at their defaults when left out, {sorted(LATER_FIELD_DEFAULTS)})")
 
 
 def scheme_label(scheme: str, position_options: Mapping[str, Any] | None = None, combine: str = "add") -> str:

@@ -537,6 +537,7 @@ def _verdict(conclusion: Conclusion, settings: list[SettingResult]) -> Verdict:
 # -- words ---------------------------------------------------------------------------------------
 def rate_text(lr: float) -> str:
     """A learning rate as the book writes it: ``3e-4``, ``1e-2``."""
+    lr = check_real("lr", lr, low=0.0, low_open=True, what="a learning rate")
     mantissa, exponent = f"{lr:.0e}".split("e")
     return f"{mantissa}e{int(exponent)}"
 

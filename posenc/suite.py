@@ -247,6 +247,7 @@ def variant_values(cell: SuiteCell, metric: str, strategy: str | None = None) ->
 def tied_range(cell: SuiteCell, metric: str, strategy: str | None = None) -> tuple[float, float]:
     """The lowest and highest mean ``metric`` over the cell's tied learning rates: what the
     choice among rates that validation cannot separate leaves open."""
+    _check_metric_strategy(cell, metric, strategy)
     means = [statistics.fmean(variant_values(replace(cell, runs=cell.by_lr[lr]), metric, strategy))
              for lr in cell.tied or (cell.lr,)]
     return min(means), max(means)

@@ -259,6 +259,18 @@ def _verdict() -> Any:
     return evaluate(_conclusion(), list(_runs()))
 
 
+def _finding() -> Any:
+    from posenc.book.findings import Finding
+
+    return Finding(_conclusion(), ("tiny_grid.json",), ("07_beyond_trained_length",))
+
+
+def _no_grid(name: str) -> list[Any]:
+    """evaluate_findings' loader in its valid call: it stands for reading the chapter's stored grids
+    (which the fake runs cannot replace), so reaching it means the call passed its checks."""
+    raise ReachedWork(name)
+
+
 def _claim() -> Any:
     from posenc.book.factcheck import Claim
 
@@ -524,6 +536,17 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.robustness.evaluate": {"conclusion": _conclusion},
     "posenc.robustness.side_values": {"side": _side},
     "posenc.robustness.verdict_phrase": {"verdict": _verdict},
+    "posenc.robustness.rate_text": {"lr": lambda: 1e-3},
+    "posenc.results.config_value": {"config": lambda: {"task": "copy_offset"}, "name": lambda: "bos_token"},
+    "posenc.book.findings.Finding": {"conclusion": _conclusion, "grids": lambda: ("suite_grid.json",),
+                                     "chapters": lambda: ("07_beyond_trained_length",)},
+    "posenc.book.findings.finding": {"key": lambda: "t5>rope new@32"},
+    "posenc.book.findings.findings_in": {"chapter": lambda: "08_hybrids"},
+    "posenc.book.findings.evaluate_finding": {"item": _finding, "load": lambda: (lambda name: list(_runs()))},
+    "posenc.book.findings.evaluate_findings": {"chapter": lambda: "08_hybrids", "load": lambda: _no_grid},
+    "posenc.book.findings.prose_name": {"key": lambda: "t5>rope new@32"},
+    "posenc.book.findings.verdict_prose": {"verdicts": lambda: {"k": _verdict()}},
+    "posenc.book.findings.verdict_rows": {"verdicts": lambda: {"k": _verdict()}},
     "posenc.rope_practice.*": {"q": lambda: torch.randn(4, 4), "k": lambda: torch.randn(4, 4), "v": lambda: torch.randn(4, 3)},
     "posenc.rope_practice.permute_rotary_weight": {"weight": lambda: torch.randn(8, 3)},
     "posenc.rope_practice.angle_error": {"dtype": lambda: torch.bfloat16},
@@ -791,6 +814,7 @@ KIND_BY_NAME: dict[str, str] = {
 #: target pattern -> {parameter: kind}, where one target's parameter differs from the name's usual kind.
 KIND_BY_TARGET: dict[str, dict[str, str]] = {
     "posenc.results.save_results": {"path": "out_path"},
+    "posenc.book.findings.evaluate_finding": {"item": "instance"},
     "posenc.checkpoint.save_checkpoint": {"path": "out_path"},
     "posenc.analysis_plots.components_grid": {"max_positions": "int"},
     "posenc.hybrid.HybridScheme": {"module": "instance"},
@@ -896,6 +920,8 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed("posenc.results.scheme_label", "combine", "unknown", "labels any value a stored config holds (results "
             "sits below the models and knows no list of modes)"),
     Allowed("posenc.results.differing_fields", "ignore", "empty", "ignore nothing: the default"),
+    Allowed("posenc.book.findings.prose_name", "key", "unknown", "turns any key into a Python name for the text's "
+            "values (verdict_prose passes the keys of the verdicts it is given)"),
     Allowed("posenc.results.summar*", "by", "empty", "group by no field: every run in one group, on purpose"),
     Allowed("*", "strategies", "empty", "read no workaround: each scheme once, by its plain metrics"),
     Allowed("posenc.robustness.Side", "metric", "unknown", "a metric name, looked up in the runs at evaluate: a run "
@@ -906,7 +932,7 @@ ALLOWED: tuple[Allowed, ...] = (
               "metric elsewhere (inside a table, schemes without one: documented), so one name serves a grid")
       for target in ("posenc.results.accuracy_by_length", "posenc.results.extrapolation_variants",
                      "posenc.results.length_curves", "posenc.results.position_curves",
-                     "posenc.suite.variant_values", "posenc.suite.learning_rate_spread",
+                     "posenc.suite.variant_values", "posenc.suite.learning_rate_spread", "posenc.suite.tied_range",
                      "posenc.results_plots.position_accuracy_explorer")),
     Allowed("posenc.robustness.Side", "where", "empty", "no extra config condition: the default"),
     Allowed("posenc.robustness.Conclusion", "key", "unknown", "free text: the conclusion's identifier"),

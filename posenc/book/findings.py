@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from posenc.book import data_path
-from posenc.checks import check_choice
+from posenc.checks import check_choice, check_instance, check_mapping, check_text
 from posenc.results import RunResult, load_results
 from posenc.robustness import Conclusion, Side, Verdict, evaluate, verdict_phrase
 
@@ -71,6 +71,13 @@ class Finding:
     conclusion: Conclusion
     grids: tuple[str, ...]
     chapters: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        check_instance("conclusion", self.conclusion, Conclusion, what="a Conclusion")
+        for name in ("grids", "chapters"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not value or not all(isinstance(v, str) and v for v in value):
+                raise TypeError(f"{name} must be a non-empty tuple of names, got {value!r}")
 
     @property
     def key(self) -> str:
@@ -313,12 +320,16 @@ def evaluate_finding(item: Finding | str, *, load: Loader = _stored) -> Verdict:
     found = finding(item) if isinstance(item, str) else item
     if not isinstance(found, Finding):
         raise TypeError(f"item must be a Finding or a finding key, got {type(item).__name__}")
+    if not callable(load):
+        raise TypeError(f"load must be a function of a grid file name, got {load!r}")
     runs = [run for name in found.grids for run in load(name)]
     return evaluate(found.conclusion, runs)
 
 
 def evaluate_findings(chapter: str, *, load: Loader = _stored) -> Mapping[str, Verdict]:
     """Every finding a chapter states, evaluated: ``{key: verdict}`` in declaration order."""
+    if not callable(load):
+        raise TypeError(f"load must be a function of a grid file name, got {load!r}")
     return {f.key: evaluate_finding(f, load=load) for f in findings_in(chapter)}
 
 
@@ -327,6 +338,7 @@ _SYMBOLS = {">": "_over_", "~": "_level_with_", "@": "_at_"}
 
 def prose_name(key: str) -> str:
     """A finding's key as a Python name for the text's values: ``"t5>rope new@32"`` -> ``"t5_over_rope_new_at_32"``."""
+    key = check_text("key", key, empty=False)
     for symbol, word in _SYMBOLS.items():
         key = key.replace(symbol, word)
     return re.sub(r"_+", "_", re.sub(r"\W", "_", key)).strip("_")
@@ -337,7 +349,7 @@ def verdict_prose(verdicts: Mapping[str, Verdict]) -> dict[str, str]:
     ``verdict_<name>`` (the verdict in words, :func:`~posenc.robustness.verdict_phrase`) and
     ``kind_<name>`` (``"robust"``, ``"conditional"`` or ``"contradicted"``)."""
     values: dict[str, str] = {}
-    for key, verdict in verdicts.items():
+    for key, verdict in _checked_verdicts(verdicts).items():
         name = prose_name(key)
         values[f"verdict_{name}"] = verdict_phrase(verdict)
         values[f"kind_{name}"] = verdict.kind
@@ -347,4 +359,13 @@ def verdict_prose(verdicts: Mapping[str, Verdict]) -> dict[str, str]:
 def verdict_rows(verdicts: Mapping[str, Verdict]) -> list[dict[str, Any]]:
     """One row per verdict for a table: the claim, the verdict, and in how many settings it holds."""
     return [{"claim": v.conclusion.claim, "verdict": v.kind, "holds in": f"{v.holds_in} of {v.n}",
-             "where it fails": v.where_it_fails.removeprefix("fails ") or "nowhere"} for v in verdicts.values()]
+             "where it fails": v.where_it_fails.removeprefix("fails ") or "nowhere"}
+            for v in _checked_verdicts(verdicts).values()]
+
+
+def _checked_verdicts(verdicts: Any) -> Mapping[str, Verdict]:
+    verdicts = check_mapping("verdicts", verdicts, min_len=1, what="a dict of finding key -> Verdict (evaluate_findings)")
+    for key, verdict in verdicts.items():
+        check_text("verdicts key", key, empty=False)
+        check_instance(f"verdicts[{key!r}]", verdict, Verdict, what="a Verdict")
+    return verdicts
