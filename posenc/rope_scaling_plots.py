@@ -129,6 +129,7 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
         [Control("method", list(METHODS), label="method", default=check_choice("method", method, METHODS)),
          Control("factor", [2.0, 4.0, 8.0, 16.0], label="scale factor s", default=factor, live=(1.0, 32.0, 0.5)),
          Control("setting", list(SETTINGS), label="model", default=setting)],
+        title="What each RoPE scaling method does to the angles of every pair and to the score",
         caption="Grey: what training showed; colour: the chosen method on the longer input; dashed: one full turn "
         "(2π). Choose a method, a factor and a model. PI shrinks every bar by s, so no pair meets a new angle, "
         "but the fast pairs' offset-1 angles shrink too. NTK-aware scaling, YaRN and Llama 3 keep the pairs that "
