@@ -25,6 +25,7 @@ import html
 import io
 import math
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -330,7 +331,7 @@ class _Drawn:
     images: list[tuple[int, Any, str]]  # (trace index, image, colour bar title)
 
 
-def _draw_panel(container: Any, fig: go.Figure) -> _Drawn:
+def _draw_panel(container: Any, fig: go.Figure, label_chars: int = 40) -> _Drawn:
     grid = _grid(fig)
     rows, cols = len(grid.height_ratios), len(grid.width_ratios)
     axes = container.subplots(rows, cols, squeeze=False, gridspec_kw={
@@ -375,16 +376,18 @@ def _draw_panel(container: Any, fig: go.Figure) -> _Drawn:
             label = artist.get_label()
             if label and not label.startswith("_"):
                 drawn.legend.setdefault(label, artist)
-        _axis_style(ax, x_axis, y_axis, categories, has_heatmap)
+        _axis_style(ax, x_axis, y_axis, categories, has_heatmap, max(16, label_chars // cols))
     _subplot_titles(fig, axes, grid)
     _shapes(fig, axes, grid)
     return drawn
 
 
-def _axis_style(ax: Any, x_axis: Any, y_axis: Any, categories: dict[str, int], heatmap: bool) -> None:
+def _axis_style(ax: Any, x_axis: Any, y_axis: Any, categories: dict[str, int], heatmap: bool,
+                label_chars: int = 40) -> None:
     for axis, spec, setter in ((ax.xaxis, x_axis, ax.set_xlabel), (ax.yaxis, y_axis, ax.set_ylabel)):
         if spec.title and spec.title.text:
-            setter(plain_text(spec.title.text).replace("\n", " "))
+            # A long axis title under a narrow panel would reach past the figure's edge: wrap it.
+            setter("\n".join(textwrap.wrap(plain_text(spec.title.text).replace("\n", " "), label_chars)))
         log = spec.type == "log"
         if log:
             (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log")
@@ -512,7 +515,7 @@ def small_multiples(panels: Sequence[Panel]) -> Any:
             cell = grid[number // columns][number % columns]
             width_chars = int(128 / columns)
             cell.suptitle(_panel_title(panel, width_chars), fontsize=6.5, x=0.02, ha="left")
-            drawn.append(_draw_panel(cell, panel.figure))
+            drawn.append(_draw_panel(cell, panel.figure, int(0.8 * width_chars)))
         for number in range(len(panels), rows * columns):
             grid[number // columns][number % columns].set_visible(False)
         _colour_bars(side, drawn)

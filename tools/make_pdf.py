@@ -246,7 +246,8 @@ SQUEEZED_TABLE_WORDS = r"""() => {
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let text = walker.nextNode(); text; text = walker.nextNode()) {
       if (text.parentElement.closest('code, mjx-container')) { continue; }
-      for (const match of text.textContent.matchAll(/\S+/g)) {
+      // A word may wrap after its hyphen or slash ("BERT-" / "base"): only the pieces between must stay whole.
+      for (const match of text.textContent.matchAll(/[^\s\-\u2010\u2011\u2013\u2014\/]+/g)) {
         const range = document.createRange();
         range.setStart(text, match.index);
         range.setEnd(text, match.index + match[0].length);
