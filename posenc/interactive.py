@@ -294,7 +294,7 @@ class Explorer:
         alt = alt_text(str(meta.get("alt", "")) or self.title or "Explorer.", panels)
         return (f'<figure class="posenc-print-figure" id="{uid}-print" role="img" '
                 f'aria-label="{html.escape(alt, quote=True)}" data-title="{html.escape(self.title, quote=True)}" '
-                f'data-panels="{len(panels)}">{svg}</figure>')
+                f'data-panels="{len(panels)}" data-grid="{self._grid_size()}">{svg}</figure>')
 
     # -- static world --------------------------------------------------------------
     def static_figure(self) -> tuple[go.Figure, list[Any]]:

@@ -600,7 +600,8 @@ def prepare_page(
             note.string = PAPER_NOTE.format(notebook=notebook, count=count, first="(a)",
                                             last=f"({chr(ord('a') + max(count, 1) - 1)})")
             report.small_multiples.append({"id": str(printed["id"]), "title": str(printed.get("data-title") or ""),
-                                           "panels": count, "page": name})
+                                           "panels": count, "page": name,
+                                           "grid": int(str(printed.get("data-grid") or count))})
         else:
             note.string = INTERACTIVE_NOTE.format(notebook=notebook)
         explorer.insert_after(note)
@@ -719,6 +720,7 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
     title_page = body.new_tag("section", attrs={"class": "print-title-page"})
     heading = body.new_tag("h1")
     heading.string = title
+    heading["data-outline"] = "Title page"  # the book's first page has the title of the site's opening page too
     title_page.append(heading)
     byline = body.new_tag("p")
     byline.string = f"{config.get('author', '')} · printed edition of the website · {config.get('copyright', '')}"
