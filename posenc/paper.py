@@ -21,11 +21,11 @@ never prints pays nothing, and nothing here touches pyplot or matplotlib's globa
 
 from __future__ import annotations
 
+import functools
 import html
 import io
 import math
 import re
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +37,7 @@ import plotly.graph_objects as go
 from posenc.palette import DASHES, OKABE_ITO, SYMBOLS
 from posenc.plots import plain_text
 
-__all__ = ["Panel", "PRINT_WIDTH_IN", "MIN_PANELS", "MAX_PANELS", "small_multiples", "to_svg", "panel_letter"]
+__all__ = ["Panel", "PRINT_WIDTH_IN", "MIN_PANELS", "MAX_PANELS", "small_multiples", "to_svg", "panel_letter", "wrap_to_width"]
 
 #: Width of the printed figure: the A4 text column of ``make pdf`` (178 mm), a little less.
 PRINT_WIDTH_IN = 6.8
@@ -66,6 +66,13 @@ _RC = {
     "svg.image_inline": True,
     "image.interpolation": "none",  # heatmaps embed their own cells, not a resampled picture
 }
+#: Sizes (pt) of titles and labels, and of tick labels (as in ``_RC``), for measuring text.
+_LABEL_PT, _TICK_PT = 6.5, 6.0
+#: Text drawn (hinted by Agg, laid out by a browser) comes out up to ~6 % wider than the font's advance
+#: widths say: lines are wrapped with that margin.
+_WIDTH_MARGIN = 1.07
+#: Width of the strip of shared colour bars, as a share of the panels' width.
+_STRIP = 0.11
 #: plotly's line styles as matplotlib dash patterns (in line widths).
 _DASH_PATTERNS: dict[str, Any] = {
     "solid": "-",
@@ -148,7 +155,8 @@ def _layout_axis(fig: go.Figure, name: str) -> Any:
 
 
 def _domain(axis: Any) -> tuple[float, float]:
-    return tuple(axis.domain) if axis.domain else (0.0, 1.0)  # type: ignore[return-value]
+    low, high = axis.domain if axis.domain else (0.0, 1.0)
+    return float(low), float(high)
 
 
 @dataclass(frozen=True)
@@ -183,7 +191,14 @@ class _Style:
         return colour
 
 
-def _heatmap(ax: Any, trace: Any, reversed_y: bool) -> Any:
+def _heatmap(ax: Any, trace: Any, reversed_y: bool, room: tuple[float, float]) -> Any:
+    """Draw a heatmap trace; ``room`` is the axes' (width, height) in points, for its tick labels.
+
+    Cells at evenly spaced numbers (positions 0, 1, 2, ... or block centres 0.5, 2.5, ...) are
+    drawn at those numbers, so the axis gets round ticks and the figure's shapes and markers,
+    which plotly places in data coordinates, land where they do on the site; other cells (words)
+    are drawn at 0 .. n-1 and labelled with their text.
+    """
     z = _floats(trace.z)
     if z.ndim != 2 or z.size == 0:
         return None
@@ -194,21 +209,77 @@ def _heatmap(ax: Any, trace: Any, reversed_y: bool) -> Any:
         half = float(np.abs(finite - trace.zmid).max()) or 1.0
         low, high = trace.zmid - half, trace.zmid + half
     rows, cols = z.shape
+    xs, ys = _values(trace.x), _values(trace.y)
+    x_low, x_high = _cell_edges(xs, cols) or (-0.5, cols - 0.5)
+    y_low, y_high = _cell_edges(ys, rows) or (-0.5, rows - 0.5)
     image = ax.imshow(z, cmap=_colourmap(trace.colorscale or "Cividis"), vmin=low, vmax=high, aspect="auto",
-                      origin="upper" if reversed_y else "lower", extent=(-0.5, cols - 0.5, rows - 0.5, -0.5)
-                      if reversed_y else (-0.5, cols - 0.5, -0.5, rows - 0.5))
-    _index_ticks(ax.xaxis, _values(trace.x), cols)
-    _index_ticks(ax.yaxis, _values(trace.y), rows)
+                      origin="upper" if reversed_y else "lower",
+                      extent=(x_low, x_high, y_high, y_low) if reversed_y else (x_low, x_high, y_low, y_high))
+    width, height = room
+    if _cell_edges(xs, cols) is None:
+        widest = max((_text_width(_tick_text(label), _TICK_PT) for label in xs), default=0.0)
+        _index_ticks(ax.xaxis, xs, cols, most=max(2, min(6, int(width // (widest + 6)))))
+    if _cell_edges(ys, rows) is None:
+        _index_ticks(ax.yaxis, ys, rows, most=max(2, min(12, int(height // (2 * _TICK_PT)))))
     return image
 
 
+def _cell_edges(values: list[Any], count: int) -> tuple[float, float] | None:
+    """(first edge, last edge) of ``count`` cells centred at evenly spaced, rising numbers ``values``;
+    None for anything else (words, uneven steps, a single cell)."""
+    if len(values) != count or count < 2 or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return None
+    centres = np.asarray(values, dtype=float)
+    steps = np.diff(centres)
+    if not np.all(steps > 0) or not np.allclose(steps, steps[0], rtol=1e-6, atol=0.0):
+        return None
+    return float(centres[0] - steps[0] / 2), float(centres[-1] + steps[0] / 2)
+
+
 def _index_ticks(axis: Any, labels: list[Any], count: int, most: int = 6) -> None:
-    """Label a heatmap's cells (drawn at 0 .. count-1) with the figure's x or y values."""
+    """Label a heatmap's cells (drawn at 0 .. count-1) with the figure's x or y values, at most
+    ``most`` of them (labels wider than their share of the axis would run into each other)."""
     if not labels or len(labels) != count:
         return
     ticks = np.unique(np.linspace(0, count - 1, min(most, count)).round().astype(int))
     axis.set_ticks(ticks)
     axis.set_ticklabels([_tick_text(labels[t]) for t in ticks])
+
+
+@functools.lru_cache(maxsize=1)
+def _text_to_path() -> Any:
+    from matplotlib.textpath import TextToPath
+
+    return TextToPath()
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_width(text: str, size: float) -> float:
+    """Width (points) of one line of ``text`` in DejaVu Sans at ``size`` pt, the font the SVG names."""
+    from matplotlib.font_manager import FontProperties
+
+    width, _, _ = _text_to_path().get_text_width_height_descent(
+        text, FontProperties(family="DejaVu Sans", size=size), ismath=False)
+    return float(width)
+
+
+def wrap_to_width(text: str, width_pt: float, size: float) -> str:
+    """``text`` with line breaks between words so that no line is wider than ``width_pt`` at
+    ``size`` pt (measured, not counted in characters: "(drawn 64×16)" is wider than "illicit").
+    Existing line breaks stay; a single word wider than the room keeps a line of its own."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        current = ""
+        for word in paragraph.split():
+            trial = f"{current} {word}" if current else word
+            if current and _WIDTH_MARGIN * _text_width(trial, size) > width_pt:
+                lines.append(current)
+                current = word
+            else:
+                current = trial
+        lines.append(current)
+    return "\n".join(lines)
 
 
 def _tick_text(value: Any) -> str:
@@ -331,9 +402,15 @@ class _Drawn:
     images: list[tuple[int, Any, str]]  # (trace index, image, colour bar title)
 
 
-def _draw_panel(container: Any, fig: go.Figure, label_chars: int = 40) -> _Drawn:
+def _draw_panel(container: Any, fig: go.Figure, room: tuple[float, float]) -> _Drawn:
+    """Draw one setting's figure into ``container`` (a subfigure); ``room`` is the subplots' share
+    of the panel, (width, height) in points, which axis titles and tick labels must fit."""
     grid = _grid(fig)
     rows, cols = len(grid.height_ratios), len(grid.width_ratios)
+    # Each subplot's (width, height) in points, less what its tick labels and axis titles take.
+    rooms = {cell: (room[0] * grid.width_ratios[cell[1]] / sum(grid.width_ratios) - 40,
+                    room[1] * grid.height_ratios[cell[0]] / sum(grid.height_ratios) - 22)
+             for cell in grid.cells.values()}
     axes = container.subplots(rows, cols, squeeze=False, gridspec_kw={
         "width_ratios": grid.width_ratios, "height_ratios": grid.height_ratios})
     used = set(grid.cells.values())
@@ -359,7 +436,7 @@ def _draw_panel(container: Any, fig: go.Figure, label_chars: int = 40) -> _Drawn
         bar_traces = []
         for index, trace in by_axes.get(pair, []):
             if trace.type == "heatmap":
-                image = _heatmap(ax, trace, reversed_y)
+                image = _heatmap(ax, trace, reversed_y, rooms[(r, c)])
                 has_heatmap = True
                 if image is not None and trace.showscale is not False:
                     title = plain_text(trace.colorbar.title.text) if trace.colorbar and trace.colorbar.title and \
@@ -376,18 +453,20 @@ def _draw_panel(container: Any, fig: go.Figure, label_chars: int = 40) -> _Drawn
             label = artist.get_label()
             if label and not label.startswith("_"):
                 drawn.legend.setdefault(label, artist)
-        _axis_style(ax, x_axis, y_axis, categories, has_heatmap, max(16, label_chars // cols))
-    _subplot_titles(fig, axes, grid)
+        _axis_style(ax, x_axis, y_axis, categories, has_heatmap, rooms[(r, c)])
+    _subplot_titles(fig, axes, grid, rooms)
     _shapes(fig, axes, grid)
     return drawn
 
 
 def _axis_style(ax: Any, x_axis: Any, y_axis: Any, categories: dict[str, int], heatmap: bool,
-                label_chars: int = 40) -> None:
-    for axis, spec, setter in ((ax.xaxis, x_axis, ax.set_xlabel), (ax.yaxis, y_axis, ax.set_ylabel)):
+                room: tuple[float, float]) -> None:
+    for axis, spec, setter, length in ((ax.xaxis, x_axis, ax.set_xlabel, room[0]),
+                                       (ax.yaxis, y_axis, ax.set_ylabel, room[1])):
         if spec.title and spec.title.text:
-            # A long axis title under a narrow panel would reach past the figure's edge: wrap it.
-            setter("\n".join(textwrap.wrap(plain_text(spec.title.text).replace("\n", " "), label_chars)))
+            # A long axis title under a narrow panel would reach past the figure's edge (or, beside a
+            # short one, into the title above): wrap it to the axis' length.
+            setter(wrap_to_width(plain_text(spec.title.text).replace("\n", " "), max(length, 40.0), _LABEL_PT))
         log = spec.type == "log"
         if log:
             (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log")
@@ -413,8 +492,9 @@ def _axis_style(ax: Any, x_axis: Any, y_axis: Any, categories: dict[str, int], h
         ax.spines[side].set_visible(False)
 
 
-def _subplot_titles(fig: go.Figure, axes: Any, grid: _Grid) -> None:
-    """plotly's subplot titles are paper annotations just above a subplot: titles of matplotlib axes."""
+def _subplot_titles(fig: go.Figure, axes: Any, grid: _Grid, rooms: Mapping[tuple[int, int], tuple[float, float]]) -> None:
+    """plotly's subplot titles are paper annotations just above a subplot: titles of matplotlib axes,
+    wrapped to the subplot's width (a title wider than its subplot runs into its neighbour)."""
     if len(grid.cells) < 2:
         return
     for annotation in fig.layout.annotations:
@@ -424,7 +504,9 @@ def _subplot_titles(fig: go.Figure, axes: Any, grid: _Grid) -> None:
             x0, x1 = _domain(_layout_axis(fig, x_name))
             _, y1 = _domain(_layout_axis(fig, y_name))
             if abs(float(annotation.x) - (x0 + x1) / 2) < 0.02 and abs(float(annotation.y) - y1) < 0.02:
-                axes[r][c].set_title(plain_text(annotation.text).replace("\n", " "), fontsize=6.5)
+                title = plain_text(annotation.text).replace("\n", " ")
+                axes[r][c].set_title(wrap_to_width(title, max(rooms[(r, c)][0], 40.0), _LABEL_PT),
+                                     fontsize=_LABEL_PT)
 
 
 def _shapes(fig: go.Figure, axes: Any, grid: _Grid) -> None:
@@ -449,8 +531,19 @@ def _shapes(fig: go.Figure, axes: Any, grid: _Grid) -> None:
 
 
 # -- the whole figure ------------------------------------------------------------------------------
-def _layout(panels: Sequence[Panel]) -> tuple[int, int, float]:
-    """(panel columns, panel rows, height in inches) for the panels' subplot grid."""
+@dataclass(frozen=True)
+class _Layout:
+    """How the panels sit on the page: a grid of ``columns`` x ``rows`` panels, the figure's height
+    (inches), each panel's title (wrapped to its width) and its subplots' room (width, height) in points."""
+
+    columns: int
+    rows: int
+    height_in: float
+    titles: list[str]
+    room: tuple[float, float]
+
+
+def _layout(panels: Sequence[Panel], colour_strip: bool) -> _Layout:
     grid = _grid(panels[0].figure)
     sub_cols, sub_rows = len(grid.width_ratios), len(grid.height_ratios)
     count = len(panels)
@@ -459,13 +552,18 @@ def _layout(panels: Sequence[Panel]) -> tuple[int, int, float]:
     else:
         columns = max(1, min(count, 4 // sub_cols))
     rows = math.ceil(count / columns)
-    panel_width = PRINT_WIDTH_IN / (columns * sub_cols)
-    title_lines = max(len(_panel_title(panel).split("\n")) for panel in panels)
-    panel_height = sub_rows * min(panel_width * 0.82, 2.3) + 0.12 * title_lines + 0.35
-    return columns, rows, min(MAX_HEIGHT_IN, rows * panel_height + 0.45)
+    width_in = PRINT_WIDTH_IN * (1 / (1 + _STRIP) if colour_strip else 1.0) / columns
+    # The title starts 2 % in from the panel's left edge and must end before its right edge.
+    titles = [_panel_title(panel, 0.92 * width_in * 72) for panel in panels]
+    title_in = max(len(title.split("\n")) for title in titles) * 0.12
+    subplots_in = sub_rows * min(PRINT_WIDTH_IN / (columns * sub_cols) * 0.82, 2.3)
+    height = min(MAX_HEIGHT_IN, rows * (subplots_in + title_in + 0.35) + 0.45)
+    # Under the height cap every panel shrinks by the same share.
+    subplots_in = (height - 0.45) / rows - title_in - 0.35
+    return _Layout(columns, rows, height, titles, (width_in * 72, subplots_in * 72))
 
 
-def _panel_title(panel: Panel, width_chars: int = 70) -> str:
+def _panel_title(panel: Panel, width_pt: float) -> str:
     title = plain_text(panel.figure.layout.title.text) if panel.figure.layout.title.text else ""
 
     def letters(text: str) -> str:
@@ -474,15 +572,7 @@ def _panel_title(panel: Panel, width_chars: int = 70) -> str:
     setting = letters(panel.label.split(" ", 1)[-1])
     # A frame title that only repeats the setting ("Position 40" under "(c) position 40") is left out.
     lines = [panel.label] + [line for line in title.split("\n") if line and letters(line) not in setting]
-    wrapped: list[str] = []
-    for line in lines:
-        while len(line) > width_chars:
-            cut = line.rfind(" ", 0, width_chars)
-            cut = cut if cut > 0 else width_chars
-            wrapped.append(line[:cut])
-            line = line[cut:].lstrip()
-        wrapped.append(line)
-    return "\n".join(wrapped)
+    return wrap_to_width("\n".join(lines), width_pt, _LABEL_PT)
 
 
 def small_multiples(panels: Sequence[Panel]) -> Any:
@@ -502,20 +592,24 @@ def small_multiples(panels: Sequence[Panel]) -> Any:
     from matplotlib import rc_context
     from matplotlib.figure import Figure
 
-    columns, rows, height = _layout(panels)
-    settings = dict(_RC, **{"axes.prop_cycle": cycler(color=list(OKABE_ITO))})
+    scaled = any(trace.type == "heatmap" and trace.showscale is not False for trace in panels[0].figure.data)
+    layout = _layout(panels, colour_strip=scaled)
+    columns, rows = layout.columns, layout.rows
+    settings: Any = dict(_RC, **{"axes.prop_cycle": cycler(color=list(OKABE_ITO))})
     with rc_context(settings):
-        figure = Figure(figsize=(PRINT_WIDTH_IN, height), layout="constrained")
-        scaled = any(trace.type == "heatmap" and trace.showscale is not False for trace in panels[0].figure.data)
+        figure = Figure(figsize=(PRINT_WIDTH_IN, layout.height_in), layout="constrained")
         # Shared colour bars get a strip of their own on the right (a colour bar cannot span subfigures).
-        main, side = figure.subfigures(1, 2, width_ratios=[1, 0.11], wspace=0) if scaled else (figure, None)
+        main: Any = figure
+        side: Any = None
+        if scaled:
+            strips: Any = figure.subfigures(1, 2, width_ratios=[1, _STRIP], wspace=0)
+            main, side = strips
         grid = main.subfigures(rows, columns, squeeze=False, wspace=0.02, hspace=0.02)
         drawn = []
-        for number, panel in enumerate(panels):
+        for number, (panel, title) in enumerate(zip(panels, layout.titles, strict=True)):
             cell = grid[number // columns][number % columns]
-            width_chars = int(128 / columns)
-            cell.suptitle(_panel_title(panel, width_chars), fontsize=6.5, x=0.02, ha="left")
-            drawn.append(_draw_panel(cell, panel.figure, int(0.8 * width_chars)))
+            cell.suptitle(title, fontsize=_LABEL_PT, x=0.02, ha="left")
+            drawn.append(_draw_panel(cell, panel.figure, layout.room))
         for number in range(len(panels), rows * columns):
             grid[number // columns][number % columns].set_visible(False)
         _colour_bars(side, drawn)
@@ -580,8 +674,9 @@ def to_svg(figure: Any, *, salt: str) -> str:
     text = text.replace("<image ", '<image style="image-rendering:pixelated" ')
     text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)
     # Coordinates are in points: a tenth of one (0.035 mm) is as fine as paper shows; six decimals
-    # would double the file.
-    text = re.sub(r"(\d+\.\d)\d+", r"\1", text)
+    # would double the file. Only inside tags (coordinates, paths, styles): the text between tags
+    # is what the reader reads ("0.75", "mean accuracy 0.402"), kept as drawn.
+    text = re.sub(r"<[^>]*>", lambda tag: re.sub(r"(\d+\.\d)\d+", r"\1", tag.group(0)), text)
     # matplotlib lays out pretty-printed XML and names ten fallback fonts in every text element.
     text = re.sub(r">\s+<", "><", text)
     text = re.sub(r"\s*\n\s*", " ", text)

@@ -173,3 +173,98 @@ def test_figure_title_prefers_the_title_then_subplot_titles_then_alt() -> None:
     untitled = go.Figure().update_layout(meta={"alt": "Line chart for positions 0 to 63: more. Even more."})
     assert figure_title(untitled) == "Line chart for positions 0 to 63"
     assert 'data-title="Wavelength of each pair"' in figure_html(titled)
+
+
+# -- what the printed figure reads ---------------------------------------------------------------
+def test_numbers_in_the_printed_text_are_kept_as_drawn() -> None:
+    """The SVG's coordinates are rounded to a tenth of a point; its text (titles, tick labels) is not:
+    "mean accuracy 0.402" must not print as "0.4"."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(2, 1))
+    axes = figure.add_axes((0.2, 0.3, 0.7, 0.5))
+    axes.set_title("mean accuracy 0.402")
+    axes.set_yticks([0.25, 0.75])
+    text = " ".join(re.findall(r"<text[^>]*>([^<]*)</text>", paper.to_svg(figure, salt="t")))
+    assert "0.402" in text and "0.75" in text and "0.25" in text
+    assert re.search(r'd="M [\d.]+ [\d.]+', paper.to_svg(figure, salt="t"))
+    assert not re.search(r'\d+\.\d{2,}', " ".join(re.findall(r'd="([^"]*)"', paper.to_svg(figure, salt="t"))))
+
+
+def test_titles_wrap_to_the_width_they_are_given() -> None:
+    title = "d_model = 16, 128 positions (drawn 64×16) and more words than fit"
+    width = 140.0
+    wrapped = paper.wrap_to_width(title, width, 6.5)
+    assert wrapped.replace("\n", " ") == title
+    assert all(paper._text_width(line, 6.5) <= width for line in wrapped.split("\n"))
+    # The check can fail: cut at a count of characters, the same title has a line too wide.
+    import textwrap
+
+    assert any(paper._text_width(line, 6.5) > width for line in textwrap.wrap(title, 42))
+
+
+def test_panel_titles_and_labels_stay_inside_their_panel() -> None:
+    """Drawn with long frame titles and a long axis title, no text reaches past its panel's edge."""
+    fig = new_figure(title="", x_title="a long axis title that would run past a narrow panel's edge", y_title="y",
+                     alt="Lines.")
+    fig.add_scatter(x=[0], y=[0], mode="lines", name="first")
+
+    def update(step: int) -> Frame:
+        return Frame(traces={0: {"x": [0, 1, 2], "y": [0, step, 0]}},
+                     layout={"title.text": f"step {step}: a frame title with (drawn 64×64) wide words in it"})
+
+    explorer = Explorer(fig, update, [Control("step", [1, 2, 3, 4, 5, 6])], title="Steps")
+    figure = paper.small_multiples(explorer.print_panels())
+    assert text_outside_panels(figure) == []
+    # The check can fail: the same title, unwrapped, reaches into the next panel.
+    first = figure.subfigs[0]
+    first._suptitle.set_text(first._suptitle.get_text().replace("\n", " ") + " and then some more words")
+    assert text_outside_panels(figure)
+
+
+def text_outside_panels(figure: Any) -> list[str]:
+    """Texts of each panel (a subfigure of the figure's grid) whose box leaves the panel's box (1 pt slack)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    problems = []
+    for panel in figure.subfigs:
+        box = panel.bbox
+        texts = [panel._suptitle] if panel._suptitle is not None else []
+        for ax in panel.get_axes():
+            texts += [ax.title, ax.xaxis.label, ax.yaxis.label]
+            # Only the tick labels drawn: those inside the view.
+            x_low, x_high = sorted(ax.get_xlim())
+            y_low, y_high = sorted(ax.get_ylim())
+            texts += [label for label in ax.get_xticklabels() if x_low <= label.get_position()[0] <= x_high]
+            texts += [label for label in ax.get_yticklabels() if y_low <= label.get_position()[1] <= y_high]
+        for text in texts:
+            if not text.get_visible() or not str(text.get_text()).strip():
+                continue
+            extent = text.get_window_extent(renderer)
+            if extent.x0 < box.x0 - 1 or extent.x1 > box.x1 + 1:
+                problems.append(str(text.get_text())[:50])
+    return problems
+
+
+def test_heatmap_cells_at_numbers_keep_their_coordinates() -> None:
+    """Cells at evenly spaced numbers (block centres 0.5, 2.5, ...) are drawn at those numbers, so the axis
+    gets round ticks and a line the figure draws at y = 3.5 lands between the right rows; words are cells 0..n-1."""
+    fig = heatmap([[0.0]], title="", x_title="column", y_title="row", alt="A heatmap.",
+                  colorbar_title="value", zmin=-1.0, zmax=1.0)
+    fig.add_hline(y=3.5, line_dash="dash")
+
+    def update(shift: int) -> Frame:
+        return Frame(traces={0: {"z": np.full((4, 3), float(shift)), "x": ["a", "b", "c"],
+                                 "y": [0.5 + 2 * row for row in range(4)]}})
+
+    explorer = Explorer(fig, update, [Control("shift", [-1, 0, 1, 2])], title="Blocks")
+    figure = paper.small_multiples(explorer.print_panels())
+    image = next(image for ax in figure.axes for image in ax.get_images())
+    left, right, bottom, top = image.get_extent()
+    assert (left, right) == (-0.5, 2.5) and sorted((bottom, top)) == [-0.5, 7.5]
+    assert [label.get_text() for label in image.axes.get_xticklabels()] == ["a", "b", "c"]
+    line = next(line for line in image.axes.get_lines())
+    assert list(line.get_ydata()) == [3.5, 3.5]
