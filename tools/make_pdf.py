@@ -262,6 +262,10 @@ SQUEEZED_TABLE_WORDS = r"""() => {
   return found.slice(0, 30);
 }"""
 
+#: The text of every Python code block of the loaded document, as printed (one trailing newline dropped).
+_PRINTED_CODE = """(selector) => Array.from(document.querySelectorAll(selector))
+  .map((pre) => pre.textContent.replace(/\\n$/, ''))"""
+
 #: After a first print: fill every page number (``.print-pageno[data-target]``) and handout range
 #: (``.posenc-pages[data-doc]``) from ``numbers`` (target or doc -> text); returns how many were filled.
 _FILL_PAGE_NUMBERS = """(numbers) => {
@@ -308,7 +312,8 @@ class PrintReport:
     prints: int = 0
     #: The bookmarks' titles were rewritten from the headings (maths as text).
     outline_titles: list[str] = field(default_factory=list)
-    #: Every Python code block of the answer booklet as printed (after reflowing long lines).
+    #: Every Python code block of the answer booklet as printed (after reflowing long lines), read
+    #: from the page Chromium printed.
     answer_code: list[str] = field(default_factory=list)
     book_pages: int = 0
     book_bytes: int = 0
@@ -469,16 +474,25 @@ def _highlighted(source: str) -> str:
     return str(highlight(source, PythonLexer(), HtmlFormatter(nowrap=True)))
 
 
+#: The Python code blocks of a page (as myst-nb and Sphinx mark them).
+PYTHON_BLOCKS = "div.highlight-ipython3 pre, div.highlight-python pre, div.highlight-python3 pre"
+
+
 def reflow_code_blocks(root: BeautifulSoup | Tag, columns: int = CODE_COLUMNS) -> list[str]:
     """Reflow (:func:`reflow_code`) every Python code block under ``root`` in place; returns every
     block's source as it will be printed."""
     sources = []
-    for pre in root.select("div.highlight-ipython3 pre, div.highlight-python pre, div.highlight-python3 pre"):
+    for pre in root.select(PYTHON_BLOCKS):
         source = pre.get_text().rstrip("\n")
         reflowed = reflow_code(source, columns)
         if reflowed != source:
             pre.clear()
-            pre.append(BeautifulSoup(_highlighted(reflowed), "html.parser"))
+            # Parsed inside a <pre>: elsewhere BeautifulSoup collapses the whitespace between two tags
+            # to one newline, and the next line loses its indentation.
+            pre.extend(list(BeautifulSoup(f"<pre>{_highlighted(reflowed)}</pre>", "html.parser").pre.contents))
+            printed = pre.get_text().rstrip("\n")
+            if printed != reflowed:
+                raise RuntimeError(f"a reflowed code block changed on its way into the page:\n{reflowed}\n---\n{printed}")
         sources.append(reflowed)
     return sources
 
@@ -957,6 +971,8 @@ def make_pdf(site: Path, out: Path, keep_html: bool = False, skip_missing: bool 
                 _print_book(page, path, heading, order, report)
                 report.outline_titles = rewrite_outline(path, page.evaluate(_OUTLINE_TITLES))
             else:
+                # The code as the browser holds it, the text it prints (not the source make_pdf meant to print).
+                report.answer_code = page.evaluate(_PRINTED_CODE, PYTHON_BLOCKS)
                 _pdf(page, path, heading)
                 rewrite_outline(path, page.evaluate(_OUTLINE_TITLES))
             page.close()
