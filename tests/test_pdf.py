@@ -514,7 +514,8 @@ def sign_greys(document: Any, index: int, negative: str, positive: str) -> tuple
     page rendered in colour locates them, the same page rendered in grey reads them."""
     import numpy as np
 
-    colour = document[index].render(scale=2).to_numpy()[..., :3].astype(int)
+    # rev_byteorder: RGB (pdfium renders BGR by default, which would look for the wrong colours).
+    colour = document[index].render(scale=2, rev_byteorder=True).to_numpy()[..., :3].astype(int)
     grey = document[index].render(scale=2, grayscale=True).to_numpy()
     grey = grey[..., 0] if grey.ndim == 3 else grey
     levels, counts = [], []
@@ -524,6 +525,20 @@ def sign_greys(document: Any, index: int, negative: str, positive: str) -> tuple
         counts.append(int(near.sum()))
         levels.append(float(grey[near].mean()) if near.any() else float("nan"))
     return levels[0], levels[1], min(counts)
+
+
+#: Grey levels (0-255) a +1 cell must print lighter than a -1 cell by, and the pixels of each a page must show.
+SIGN_GREY_GAP, SIGN_PIXELS = 80, 100
+
+
+def sign_problem(minus: float, plus: float, pixels: int) -> str | None:
+    """Why a page's -1 and +1 (grey levels ``minus``, ``plus``, the rarer seen at ``pixels`` pixels)
+    do not tell the sign apart in grey, or None."""
+    if pixels < SIGN_PIXELS:
+        return f"too few pixels of the scale's ends ({pixels})"
+    if not plus - minus > SIGN_GREY_GAP:
+        return f"-1 prints at grey {minus:.0f}, +1 at {plus:.0f}"
+    return None
 
 
 def test_a_diverging_figure_keeps_its_sign_in_grey(report: dict[str, Any], book: Any, tmp_path: Path) -> None:
@@ -537,18 +552,24 @@ def test_a_diverging_figure_keeps_its_sign_in_grey(report: dict[str, Any], book:
     index = max((first, first + 1), key=lambda i: sign_greys(book, i, negative, positive)[2])
     minus, plus, pixels = sign_greys(book, index, negative, positive)
     ink(book, index, save_as="pdf-grey-sign-page.png")
-    assert pixels > 100, f"page {index + 1}: too few pixels of the scale's ends ({pixels})"
-    assert plus - minus > 80, f"page {index + 1}: -1 prints at grey {minus:.0f}, +1 at {plus:.0f}"
-    # The check can fail: the old scale's ends, drawn side by side, print as one grey.
+    problem = sign_problem(minus, plus, pixels)
+    assert problem is None, f"page {index + 1}: {problem}"
+    # The check can fail: the old red-white-blue scale's ends, drawn side by side and found at their
+    # colours, print as nearly one grey; and a page without the scale's colours is no evidence.
     import pypdfium2
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(3, 1))
-    figure.add_axes((0, 0, 0.5, 1)).set_facecolor("#053061")
-    figure.add_axes((0.5, 0, 0.5, 1)).set_facecolor("#67001F")
-    figure.savefig(tmp_path / "rdbu.pdf")
-    minus, plus, _ = sign_greys(pypdfium2.PdfDocument(str(tmp_path / "rdbu.pdf")), 0, "#053061", "#67001F")
-    assert abs(plus - minus) < 20
+    def two_cells(negative_colour: str, positive_colour: str) -> tuple[float, float, int]:
+        figure = Figure(figsize=(3, 1))
+        figure.add_axes((0, 0, 0.5, 1)).set_facecolor(negative_colour)
+        figure.add_axes((0.5, 0, 0.5, 1)).set_facecolor(positive_colour)
+        figure.savefig(tmp_path / "cells.pdf")
+        return sign_greys(pypdfium2.PdfDocument(str(tmp_path / "cells.pdf")), 0, negative_colour, positive_colour)
+
+    minus, plus, pixels = two_cells("#053061", "#67001F")
+    assert pixels > SIGN_PIXELS and abs(plus - minus) < 20 and sign_problem(minus, plus, pixels)
+    assert sign_problem(*two_cells(negative, positive)) is None  # the book's scale, on its own
+    assert sign_problem(*sign_greys(pypdfium2.PdfDocument(str(tmp_path / "cells.pdf")), 0, "#123456", "#654321"))
 
 
 def code_problems(blocks: list[str], text: str) -> list[str]:
@@ -577,6 +598,8 @@ def test_every_answer_code_block_parses_and_is_printed_whole(report: dict[str, A
     assert not problems, "\n".join(problems[:10])
     wrapped = "x = compute(alpha, beta)  # a long comment\nthat wrapped onto a line of its own"
     assert code_problems([wrapped], wrapped)
+    unindented = "for k in (1, 2):\nx = k"  # a loop's body that lost its indentation on the way to the page
+    assert code_problems([unindented], unindented)
     assert code_problems(["y = 1"], "y =\n1")
 
 
