@@ -284,8 +284,9 @@ def analysis_explorer(
     for k in range(n_components):
         fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name=f"PC{k + 1}",
                                  line=dict(color=colour(k), width=1.5)))
+    # The single curve of the norm and distance analyses: solid (the template would dash it).
     fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="value", showlegend=False,
-                             line=dict(color=OKABE_ITO[5], width=2)))
+                             line=dict(color=OKABE_ITO[5], width=2, dash="solid")))
     line_index = 1 + n_components
     fig.update_layout(height=520, title=dict(text=""), margin=dict(t=90))
     describe(

@@ -206,7 +206,8 @@ def position_accuracy_explorer(
     )
     fig.add_scatter(x=[0], y=[0], fill="toself", fillcolor=_rgba(colour(0), 0.18), line=dict(width=0),
                     hoverinfo="skip", showlegend=False)
-    fig.add_scatter(x=[0], y=[0], mode="lines+markers", line=dict(color=colour(0), width=2),
+    # One line: solid (the template would dash it, as the second scatter trace after the band).
+    fig.add_scatter(x=[0], y=[0], mode="lines+markers", line=dict(color=colour(0), width=2, dash="solid"),
                     marker=dict(size=4), name="mean over seeds")
     # positions 0 .. train_len - 1 were seen in training: the line sits between the last of them and the next
     fig.add_vline(x=train_len - 0.5, line_dash="dash", line_color="#555", annotation_text="trained length",

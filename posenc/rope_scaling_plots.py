@@ -111,8 +111,10 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
     fig.add_trace(go.Scatter(x=[0], y=[2 * math.pi], mode="lines", name="one full turn (2π)",
                              line=dict(color="#555555", dash="dash")), row=1, col=1)
     fig.add_trace(go.Scatter(x=[0], y=[1.0], mode="lines", name="plain RoPE, trained distances",
-                             line=dict(color="#BBBBBB", width=6)), row=1, col=2)
-    fig.add_trace(go.Scatter(x=[0], y=[1.0], mode="lines", name="with the method"), row=1, col=2)
+                             line=dict(color="#BBBBBB", width=6, dash="solid")), row=1, col=2)
+    # Told apart from the thick light-grey reference by width and lightness: both solid.
+    fig.add_trace(go.Scatter(x=[0], y=[1.0], mode="lines", name="with the method", line=dict(dash="solid")),
+                  row=1, col=2)
     fig.update_yaxes(type="log", dtick=1, title_text="angle (radians)", row=1, col=1)
     fig.update_xaxes(title_text="coordinate pair i (0 = fastest)", row=1, col=1)
     fig.update_xaxes(title_text="distance (positions)", row=1, col=2)
