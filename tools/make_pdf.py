@@ -92,6 +92,9 @@ CODE_COLUMNS = 96
 #: The answer booklet sets code a little smaller (7 pt), so that its lines, the ones a student
 #: types in, reflow less: up to this many characters fit its column.
 ANSWER_CODE_COLUMNS = 112
+ANSWER_CODE_PT = 7
+#: The smallest code the answer booklet sets a block in, to fit a line that cannot be reflowed.
+MIN_CODE_PT = 6
 README_BEGIN = "<!-- make-pdf: begin (written by `make pdf`, tools/make_pdf.py; do not edit) -->"
 README_END = "<!-- make-pdf: end -->"
 SOLUTION_NOTE = "Worked solution: in the answer booklet ({answers})."
@@ -148,8 +151,8 @@ h1, h2, h3, h4, h5, h6 { line-height: 1.3; }
 .print-note { font-style: italic; font-size: 0.85rem; color: #444; margin: 0.2rem 0 0.8rem 0; }
 .print-answers-chapter > h1 { font-size: 1.6rem; }
 .print-answer { break-inside: auto; margin-bottom: 1.2rem; }
-.print-answer div.highlight pre { font-size: 7pt; white-space: pre !important; }
-""".replace("BODY_PT", str(BODY_PT))
+.print-answer div.highlight pre { font-size: ANSWER_CODE_PTpt; white-space: pre !important; }
+""".replace("BODY_PT", str(BODY_PT)).replace("ANSWER_CODE_PT", str(ANSWER_CODE_PT))
 
 #: Resolved when every plotly figure has drawn and MathJax has typeset everything.
 _WAIT_FOR_RENDER = """async (timeoutMs) => {
@@ -200,17 +203,17 @@ _OVERFLOWING = r"""(column) => {
   // has one box per line, and its bounding box spans them all; its words are checked instead:
   // every fragment of its text without the spaces at a line's end.
   const outside = (box) => box.width > 0 && (box.right > column + 1 || box.left < -1);
+  // Word by word: spaces where a line wraps hang past the column's edge and are not drawn.
   const inlineOverflows = (node) => {
     const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
     for (let text = walker.nextNode(); text; text = walker.nextNode()) {
-      const value = text.textContent;
-      const start = value.search(/\S/);
-      if (start < 0) { continue; }
-      const range = document.createRange();
-      range.setStart(text, start);
-      range.setEnd(text, value.trimEnd().length);
-      for (const box of range.getClientRects()) {
-        if (outside(box) && range.toString().trim()) { return true; }
+      for (const word of text.textContent.matchAll(/\S+/g)) {
+        const range = document.createRange();
+        range.setStart(text, word.index);
+        range.setEnd(text, word.index + word[0].length);
+        for (const box of range.getClientRects()) {
+          if (outside(box)) { return true; }
+        }
       }
     }
     return false;
@@ -478,9 +481,16 @@ def _highlighted(source: str) -> str:
 PYTHON_BLOCKS = "div.highlight-ipython3 pre, div.highlight-python pre, div.highlight-python3 pre"
 
 
-def reflow_code_blocks(root: BeautifulSoup | Tag, columns: int = CODE_COLUMNS) -> list[str]:
+def reflow_code_blocks(root: BeautifulSoup | Tag, columns: int = CODE_COLUMNS, unwrapped_pt: float | None = None) -> list[str]:
     """Reflow (:func:`reflow_code`) every Python code block under ``root`` in place; returns every
-    block's source as it will be printed."""
+    block's source as it will be printed.
+
+    Args:
+        columns: lines longer than this are reflowed.
+        unwrapped_pt: for code printed without wrapping (the answer booklet), its font size: a block
+            with a line that cannot be reflowed (a long string) is set smaller, so that line fits
+            (down to ``MIN_CODE_PT``; anything longer still is caught by the overflow check).
+    """
     sources = []
     for pre in root.select(PYTHON_BLOCKS):
         source = pre.get_text().rstrip("\n")
@@ -493,6 +503,9 @@ def reflow_code_blocks(root: BeautifulSoup | Tag, columns: int = CODE_COLUMNS) -
             printed = pre.get_text().rstrip("\n")
             if printed != reflowed:
                 raise RuntimeError(f"a reflowed code block changed on its way into the page:\n{reflowed}\n---\n{printed}")
+        longest = max(len(line) for line in reflowed.split("\n"))
+        if unwrapped_pt is not None and longest > columns:
+            pre["style"] = f"font-size: {max(MIN_CODE_PT, unwrapped_pt * columns / longest):.2f}pt"
         sources.append(reflowed)
     return sources
 
@@ -795,7 +808,7 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
             section.append(block)
         booklet.append(section)
     reflow_code_blocks(body)
-    report.answer_code = reflow_code_blocks(booklet, ANSWER_CODE_COLUMNS)
+    report.answer_code = reflow_code_blocks(booklet, ANSWER_CODE_COLUMNS, ANSWER_CODE_PT)
     # The booklet stands alone: its links into the book would lead nowhere.
     for link in booklet.find_all("a", href=True):
         if str(link["href"]).startswith("#") or not urlsplit(str(link["href"])).scheme:
