@@ -611,3 +611,8 @@ def test_readme_quotes_this_print(report: dict[str, Any]) -> None:
     assert int(match.group(1)) == report["book_pages"], "README.md quotes another print: run `make pdf`"
     assert abs(float(match.group(2)) - report["book_bytes"] / 1e6) <= 0.15
     assert int(match.group(3)) == report["answers_pages"]
+    added = make_pdf.print_weight_by_page(report["small_multiples"])
+    assert all(entry["bytes"] > 1000 for entry in report["small_multiples"]), "a printed explorer without its figure"
+    weight = re.search(r"add at most (\d+) kB to a page of the site \((\w+)\)", block)
+    assert weight, "README.md: the page weight of the printed explorers is missing: run `make pdf`"
+    assert (int(weight.group(1)), weight.group(2)) == (round(max(added.values()) / 1e3), max(added, key=added.__getitem__))

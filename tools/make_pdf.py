@@ -626,9 +626,11 @@ def prepare_page(
             count = int(str(printed.get("data-panels") or 0))
             note.string = PAPER_NOTE.format(notebook=notebook, count=count, first="(a)",
                                             last=f"({chr(ord('a') + max(count, 1) - 1)})")
+            # "bytes": what the print-only figure adds to the site's page (its page weight).
             report.small_multiples.append({"id": str(printed["id"]), "title": str(printed.get("data-title") or ""),
                                            "panels": count, "page": name,
-                                           "grid": int(str(printed.get("data-grid") or count))})
+                                           "grid": int(str(printed.get("data-grid") or count)),
+                                           "bytes": len(str(printed).encode("utf-8"))})
         else:
             note.string = INTERACTIVE_NOTE.format(notebook=notebook)
         explorer.insert_after(note)
@@ -1002,15 +1004,26 @@ def make_pdf(site: Path, out: Path, keep_html: bool = False, skip_missing: bool 
 def readme_block(report: PrintReport | dict[str, Any]) -> str:
     """The README's lines about the printed edition, from a print's report."""
     data = asdict(report) if isinstance(report, PrintReport) else report
+    added = print_weight_by_page(data["small_multiples"])
+    heaviest = max(added, key=lambda page: added[page], default="")
     return (
         f"{README_BEGIN}\n"
         f"Last `make pdf`: the book {data['book_pages']} pages, {data['book_bytes'] / 1e6:.1f} MB; the answer "
         f"booklet {data['answers_pages']} pages, {data['answers_bytes'] / 1e6:.1f} MB; "
         f"{data['explorers']} explorers printed as small multiples, {data['figures']} figures, "
         f"{data['solutions']} worked solutions; printed in {data['seconds']['total']:.0f} s "
-        f"({data['prints']} prints of the book until its page numbers settled).\n"
+        f"({data['prints']} prints of the book until its page numbers settled). The print-only small multiples "
+        f"add at most {added.get(heaviest, 0) / 1e3:.0f} kB to a page of the site ({heaviest}).\n"
         f"{README_END}"
     )
+
+
+def print_weight_by_page(small_multiples: list[dict[str, Any]]) -> dict[str, int]:
+    """Page name -> bytes its print-only figures (small multiples) add to the site's HTML."""
+    added: dict[str, int] = {}
+    for printed in small_multiples:
+        added[printed["page"]] = added.get(printed["page"], 0) + int(printed.get("bytes", 0))
+    return added
 
 
 def update_readme(report: PrintReport, readme: Path = ROOT / "README.md") -> bool:
