@@ -271,7 +271,10 @@ def wrap_to_width(text: str, width_pt: float, size: float) -> str:
     lines: list[str] = []
     for paragraph in text.split("\n"):
         current = ""
-        for word in paragraph.split():
+        # Split at plain spaces only: a no-break space (see _glued) keeps its words on one line.
+        for word in paragraph.split(" "):
+            if not word:
+                continue
             trial = f"{current} {word}" if current else word
             if current and _WIDTH_MARGIN * _text_width(trial, size) > width_pt:
                 lines.append(current)
@@ -555,7 +558,10 @@ def _layout(panels: Sequence[Panel], colour_strip: bool) -> _Layout:
     width_in = PRINT_WIDTH_IN * (1 / (1 + _STRIP) if colour_strip else 1.0) / columns
     # The title starts 2 % in from the panel's left edge and must end before its right edge.
     titles = [_panel_title(panel, 0.92 * width_in * 72) for panel in panels]
-    title_in = max(len(title.split("\n")) for title in titles) * 0.12
+    lines = max(len(title.split("\n")) for title in titles)
+    # Every title as tall as the tallest (blank lines under it): the panels' axes start level.
+    titles = [title + "\n" * (lines - len(title.split("\n"))) for title in titles]
+    title_in = lines * 0.12
     subplots_in = sub_rows * min(PRINT_WIDTH_IN / (columns * sub_cols) * 0.82, 2.3)
     height = min(MAX_HEIGHT_IN, rows * (subplots_in + title_in + 0.35) + 0.45)
     # Under the height cap every panel shrinks by the same share.
@@ -572,7 +578,20 @@ def _panel_title(panel: Panel, width_pt: float) -> str:
     setting = letters(panel.label.split(" ", 1)[-1])
     # A frame title that only repeats the setting ("Position 40" under "(c) position 40") is left out.
     lines = [panel.label] + [line for line in title.split("\n") if line and letters(line) not in setting]
-    return wrap_to_width("\n".join(lines), width_pt, _LABEL_PT)
+    # The label's "name value" pieces and short parentheses are not split over two lines (a lone
+    # "128" under "(c) d_model 128 · sequence length"), when they fit the width at all.
+    label = f"{_NO_BREAK}· ".join(_glued(piece, width_pt) for piece in lines[0].split(" · "))
+    rest = [re.sub(r"\([^()]*\)", lambda group: _glued(group.group(0), width_pt), line) for line in lines[1:]]
+    return wrap_to_width("\n".join([label, *rest]), width_pt, _LABEL_PT).replace(_NO_BREAK, " ")
+
+
+#: Joins words that wrap_to_width keeps on one line (it splits at plain spaces only).
+_NO_BREAK = "\u00a0"
+
+
+def _glued(text: str, width_pt: float) -> str:
+    """``text`` with no-break spaces, so it is wrapped as one word, if it fits ``width_pt``."""
+    return text.replace(" ", _NO_BREAK) if _WIDTH_MARGIN * _text_width(text, _LABEL_PT) <= width_pt else text
 
 
 def small_multiples(panels: Sequence[Panel]) -> Any:

@@ -222,6 +222,41 @@ def test_panel_titles_and_labels_stay_inside_their_panel() -> None:
     assert text_outside_panels(figure)
 
 
+def title_problems(titles: list[str], labels: list[str]) -> list[str]:
+    """Panel titles of unequal height (the panels' axes would not start level), or a label's
+    "name value" piece split over two lines ("(c) d_model 128 · sequence length" and then "128")."""
+    problems = [f"title heights {[t.count(chr(10)) for t in titles]}"] if len({t.count("\n") for t in titles}) > 1 else []
+    for title, label in zip(titles, labels, strict=True):
+        lines = title.split("\n")
+        problems += [f"{piece!r} split in {title!r}" for piece in label.split(" · ")
+                     if not any(piece in line for line in lines)]
+    return problems
+
+
+def test_panel_titles_are_level_and_keep_a_setting_on_one_line() -> None:
+    fig = new_figure(title="", x_title="x", y_title="y", alt="Lines.")
+    fig.add_scatter(x=[0], y=[0], mode="lines", name="first")
+
+    def update(d_model: int, sequence_length: int) -> Frame:
+        note = "" if d_model < 512 else ", and a longer note that needs a line more"
+        return Frame(traces={0: {"x": [0, 1], "y": [0, d_model]}},
+                     layout={"title.text": f"d_model = {d_model}, {sequence_length} positions (drawn 64×64){note}"})
+
+    # Six panels, three a row, each too narrow for its whole label on one line.
+    explorer = Explorer(fig, update, [Control("d_model", [16, 128, 512], label="d_model"),
+                                      Control("sequence_length", [32, 128], label="the sequence length")],
+                        title="Tables")
+    panels = explorer.print_panels()
+    figure = paper.small_multiples(panels)
+    titles = [panel._suptitle.get_text() for panel in figure.subfigs]
+    labels = [panel.label for panel in panels]
+    assert title_problems(titles, labels) == [], titles
+    # The check can fail: uneven heights, and a setting wrapped over two lines.
+    assert title_problems(["(a) one", "(b) two\nlines"], ["(a) one", "(b) two"])
+    label = "(c) d_model 128 · sequence length 128"
+    assert title_problems([paper.wrap_to_width(label, 120, 6.5)], [label])
+
+
 def text_outside_panels(figure: Any) -> list[str]:
     """Texts of each panel (a subfigure of the figure's grid) whose box leaves the panel's box (1 pt slack)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
