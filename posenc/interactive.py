@@ -42,7 +42,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc.checks import check_callable, check_instance, check_mapping, check_real, check_text
-from posenc.plots import figure_html
+from posenc.paper import MAX_PANELS, MIN_PANELS, Panel, alt_text, panel_labels, small_multiples, to_svg
+from posenc.plots import figure_html, plain_text
 
 __all__ = ["Control", "Frame", "Explorer"]
 
@@ -181,6 +182,11 @@ class Explorer:
         update: called with one keyword per control; returns the :class:`Frame` to apply.
         controls: the inputs, in display order.
         caption: optional text shown under the figure in both worlds.
+        title: what the explorer shows, in a few words (the printed figure's title and its entry in
+            the PDF's list of figures); defaults to the first line of ``figure``'s own title.
+        print_settings: the 4 to 6 settings printed side by side on paper (:mod:`posenc.paper`),
+            each a mapping of control names to grid values (a control left out takes its
+            default); chosen by :meth:`default_print_settings` when ``None``.
     """
 
     def __init__(
@@ -190,6 +196,8 @@ class Explorer:
         controls: Sequence[Control],
         *,
         caption: str | None = None,
+        title: str | None = None,
+        print_settings: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         check_instance("figure", figure, go.Figure, what="a plotly Figure (the explorer's skeleton)")
         check_callable("update", update)
@@ -214,6 +222,10 @@ class Explorer:
         self.update = update
         self.controls = tuple(controls)
         self.caption = caption
+        own_title = plain_text(self.figure.layout.title.text).split("\n")[0] if self.figure.layout.title.text else ""
+        self.title = title or own_title
+        self.print_settings = (self.default_print_settings() if print_settings is None
+                               else self._check_print_settings(print_settings))
         self._widget: Any = None
         self._figure_widget: Any = None
         self.apply(self.frame(**{c.name: c.start for c in self.controls}), self.figure)
@@ -240,6 +252,78 @@ class Explorer:
                 figure.data[index].update(dict(props))
             if frame.layout:
                 figure.update_layout(_nest(frame.layout))
+
+    # -- paper ---------------------------------------------------------------------
+    def _grid_size(self) -> int:
+        return math.prod(len(c.values) for c in self.controls)
+
+    def _check_print_settings(self, settings: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
+        """Each setting completed with the defaults, checked against the controls' grids."""
+        names = [c.name for c in self.controls]
+        complete = []
+        for setting in settings:
+            unknown = sorted(set(setting) - set(names))
+            if unknown:
+                raise ValueError(f"print setting {dict(setting)!r} names no control {unknown}; controls: {names}")
+            values = {c.name: setting.get(c.name, c.start) for c in self.controls}
+            for control in self.controls:
+                if values[control.name] not in control.values:
+                    raise ValueError(f"print setting {dict(setting)!r}: {control.name}={values[control.name]!r} is "
+                                     f"not one of the grid values {list(control.values)!r} (paper shows grid frames)")
+            complete.append(values)
+        if len({repr(sorted(v.items())) for v in complete}) != len(complete):
+            raise ValueError(f"print settings must be distinct, got {list(settings)!r}")
+        smallest = min(MIN_PANELS, self._grid_size())
+        if not smallest <= len(complete) <= MAX_PANELS:
+            raise ValueError(f"an explorer prints {smallest} to {MAX_PANELS} settings, got {len(complete)}")
+        return tuple(complete)
+
+    def default_print_settings(self) -> tuple[dict[str, Any], ...]:
+        """The settings printed when the explorer's builder chose none.
+
+        Every combination of the grid when there are at most six; otherwise the default setting,
+        then the other values of the first control, then of the second, ... (the rest at their
+        defaults), spread evenly over each control's grid, up to six, in grid order.
+        """
+        if self._grid_size() <= MAX_PANELS:
+            combos = itertools.product(*(c.values for c in self.controls))
+            return tuple(dict(zip([c.name for c in self.controls], combo, strict=True)) for combo in combos)
+        start = {c.name: c.start for c in self.controls}
+        chosen = [start]
+        for control in self.controls:
+            room = MAX_PANELS - len(chosen)
+            others = [v for v in control.values if v != control.start]
+            if room <= 0 or not others:
+                continue
+            picks = np.unique(np.linspace(0, len(others) - 1, min(room, len(others))).round().astype(int))
+            chosen += [dict(start, **{control.name: others[i]}) for i in picks]
+
+        def grid_order(setting: Mapping[str, Any]) -> tuple[int, ...]:
+            return tuple(list(c.values).index(setting[c.name]) for c in self.controls)
+
+        return tuple(sorted(chosen, key=grid_order))
+
+    def print_panels(self) -> list[Panel]:
+        """The printed settings as panels: the figure with each setting's frame applied (the same
+        :meth:`frame` the widget and the static controls use)."""
+        labels = panel_labels(self.print_settings, {c.name: c.text for c in self.controls})
+        panels = []
+        for label, setting in zip(labels, self.print_settings, strict=True):
+            figure = go.Figure(self.figure)
+            self.apply(self.frame(**setting), figure)
+            panels.append(Panel(label=label, figure=figure))
+        return panels
+
+    def print_html(self, uid: str) -> str:
+        """The explorer on paper: its settings as small multiples (SVG), hidden on screen and shown
+        in print by the site's stylesheet (``posenc-print.css``)."""
+        panels = self.print_panels()
+        svg = to_svg(small_multiples(panels), salt=uid)
+        meta = self.figure.layout.meta if isinstance(self.figure.layout.meta, dict) else {}
+        alt = alt_text(str(meta.get("alt", "")) or self.title or "Explorer.", panels)
+        return (f'<figure class="posenc-print-figure" id="{uid}-print" role="img" '
+                f'aria-label="{html.escape(alt, quote=True)}" data-title="{html.escape(self.title, quote=True)}" '
+                f'data-panels="{len(panels)}" data-grid="{self._grid_size()}">{svg}</figure>')
 
     # -- static world --------------------------------------------------------------
     def static_figure(self) -> tuple[go.Figure, list[Any]]:
@@ -341,6 +425,7 @@ class Explorer:
         ]
         if self.caption:
             parts.append(f'<p class="posenc-explorer-caption">{html.escape(self.caption)}</p>')
+        parts.append(self.print_html(uid))
         parts.append("</div>")
         return "\n".join(parts)
 

@@ -6,7 +6,8 @@ build, from pinned installed packages into ``_static/vendor``:
 * plotly.js from the ``plotly`` Python package (one file for the site, loaded by the
   pages that show a figure, never inlined);
 * MathJax 3 from the ``django-static-mathjax`` package;
-* the book's own explorer script and stylesheet from ``book/_ext/assets``.
+* the book's own explorer script and stylesheets from ``book/_ext/assets`` (``posenc-print.css``
+  shows each explorer's printed small multiples in print only).
 
 Nothing is fetched from the network and no third-party file is committed.
 
@@ -58,8 +59,9 @@ def mathjax_dir() -> Path:
 def _configure(app: Sphinx, config: Any) -> None:
     config.mathjax_path = MATHJAX_JS
     css_files = list(config.html_css_files)
-    if f"{VENDOR}/posenc.css" not in css_files:
-        css_files.append(f"{VENDOR}/posenc.css")
+    for name in ("posenc.css", "posenc-print.css"):
+        if f"{VENDOR}/{name}" not in css_files:
+            css_files.append(f"{VENDOR}/{name}")
     config.html_css_files = css_files
 
 
