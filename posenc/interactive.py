@@ -209,6 +209,8 @@ class Explorer:
             check_instance(f"controls[{index}]", control, Control)
         if caption is not None:
             check_text("caption", caption)
+        if title is not None:
+            check_text("title", title)
         names = [c.name for c in controls]
         if len(set(names)) != len(names):
             raise ValueError(f"control names must be distinct, got {names}")
@@ -259,23 +261,29 @@ class Explorer:
 
     def _check_print_settings(self, settings: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
         """Each setting completed with the defaults, checked against the controls' grids."""
+        if isinstance(settings, str | bytes | Mapping) or not isinstance(settings, Sequence):
+            raise TypeError(f"print_settings must be a list of settings (dicts of control name -> value), "
+                            f"got {settings!r}")
         names = [c.name for c in self.controls]
         complete = []
-        for setting in settings:
+        for index, setting in enumerate(settings):
+            check_mapping(f"print_settings[{index}]", setting, what="a setting (a dict of control name -> value)")
             unknown = sorted(set(setting) - set(names))
             if unknown:
-                raise ValueError(f"print setting {dict(setting)!r} names no control {unknown}; controls: {names}")
+                raise ValueError(f"print_settings: setting {dict(setting)!r} names no control {unknown}; "
+                                 f"controls: {names}")
             values = {c.name: setting.get(c.name, c.start) for c in self.controls}
             for control in self.controls:
                 if values[control.name] not in control.values:
-                    raise ValueError(f"print setting {dict(setting)!r}: {control.name}={values[control.name]!r} is "
+                    raise ValueError(f"print_settings: {dict(setting)!r}: {control.name}={values[control.name]!r} is "
                                      f"not one of the grid values {list(control.values)!r} (paper shows grid frames)")
             complete.append(values)
         if len({repr(sorted(v.items())) for v in complete}) != len(complete):
-            raise ValueError(f"print settings must be distinct, got {list(settings)!r}")
+            raise ValueError(f"print_settings must be distinct, got {list(settings)!r}")
         smallest = min(MIN_PANELS, self._grid_size())
         if not smallest <= len(complete) <= MAX_PANELS:
-            raise ValueError(f"an explorer prints {smallest} to {MAX_PANELS} settings, got {len(complete)}")
+            raise ValueError(f"print_settings: an explorer prints {smallest} to {MAX_PANELS} settings, "
+                             f"got {len(complete)}")
         return tuple(complete)
 
     def default_print_settings(self) -> tuple[dict[str, Any], ...]:
@@ -317,6 +325,7 @@ class Explorer:
     def print_html(self, uid: str) -> str:
         """The explorer on paper: its settings as small multiples (SVG), hidden on screen and shown
         in print by the site's stylesheet (``posenc-print.css``)."""
+        check_text("uid", uid, empty=False)
         panels = self.print_panels()
         svg = to_svg(small_multiples(panels), salt=uid)
         meta = self.figure.layout.meta if isinstance(self.figure.layout.meta, dict) else {}

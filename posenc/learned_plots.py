@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -384,6 +385,16 @@ def _check_tables(tables: object) -> list[str]:
     return list(tables)
 
 
+def _learned_print_settings(inits: Sequence[str], d_models: Sequence[int]) -> list[dict[str, Any]] | None:
+    """Every initialisation at one width, then the first one wider (random rows grow more
+    orthogonal as d_model grows); ``None`` (the explorer's default choice) when that is too few."""
+    settings = [{"init": init, "d_model": d_models[min(1, len(d_models) - 1)]} for init in inits]
+    wider = {"init": inits[0], "d_model": d_models[-1]}
+    if wider not in settings:
+        settings.append(wider)
+    return settings[:6] if len(settings) >= 2 else None
+
+
 def learned_explorer(
     *,
     inits: Sequence[str] = INIT_STRATEGIES,
@@ -447,8 +458,7 @@ def learned_explorer(
         title="Four ways to start a learned table, and the cosine similarity of its positions",
         # On paper: every initialisation at one width, then the first one wider (random rows
         # grow more orthogonal as d_model grows).
-        print_settings=([{"init": init, "d_model": d_models[min(1, len(d_models) - 1)]} for init in inits]
-                        + [{"init": inits[0], "d_model": d_models[-1]}])[:6],
+        print_settings=_learned_print_settings(inits, d_models),
         caption="Choose an initialisation, a width and a length. Random initialisations give nearly orthogonal "
         "positions (cosine near 0 off the diagonal, closer to 0 for larger d_model); the sinusoidal one "
         "starts with smooth structure.",

@@ -34,6 +34,7 @@ import numpy as np
 import plotly.colors as plotly_colors
 import plotly.graph_objects as go
 
+from posenc.checks import check_instance, check_int, check_positive_float, check_text
 from posenc.palette import DASHES, OKABE_ITO, SYMBOLS
 from posenc.plots import plain_text
 
@@ -101,11 +102,14 @@ class Panel:
     label: str
     figure: go.Figure
 
+    def __post_init__(self) -> None:
+        check_text("label", self.label)
+        check_instance("figure", self.figure, go.Figure, what="a plotly Figure")
+
 
 def panel_letter(index: int) -> str:
     """``0 -> "(a)"``, ``1 -> "(b)"``, ...: the letters the printed panels are named by."""
-    if index < 0 or index >= 26:
-        raise ValueError(f"index must be in [0, 26), got {index}")
+    index = check_int("index", index, low=0, high=25)
     return f"({chr(ord('a') + index)})"
 
 
@@ -268,6 +272,9 @@ def wrap_to_width(text: str, width_pt: float, size: float) -> str:
     """``text`` with line breaks between words so that no line is wider than ``width_pt`` at
     ``size`` pt (measured, not counted in characters: "(drawn 64×16)" is wider than "illicit").
     Existing line breaks stay; a single word wider than the room keeps a line of its own."""
+    check_text("text", text)
+    check_positive_float("width_pt", width_pt)
+    check_positive_float("size", size)
     lines: list[str] = []
     for paragraph in text.split("\n"):
         current = ""
@@ -605,8 +612,12 @@ def small_multiples(panels: Sequence[Panel]) -> Any:
     Returns:
         A ``matplotlib.figure.Figure`` (not attached to pyplot), ``PRINT_WIDTH_IN`` wide.
     """
+    if isinstance(panels, str | bytes) or not isinstance(panels, Sequence):
+        raise TypeError(f"panels must be a list of Panel, got {panels!r}")
     if not panels or len(panels) > 26:
-        raise ValueError(f"small_multiples needs 1 to 26 panels, got {len(panels)}")
+        raise ValueError(f"panels must hold 1 to 26 panels, got {len(panels)}")
+    for index, panel in enumerate(panels):
+        check_instance(f"panels[{index}]", panel, Panel)
     from cycler import cycler
     from matplotlib import rc_context
     from matplotlib.figure import Figure
@@ -683,6 +694,10 @@ def to_svg(figure: Any, *, salt: str) -> str:
     """The figure as an SVG element to put in a page (no XML prolog; ids made unique by ``salt``,
     so several figures can share one document)."""
     from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    check_instance("figure", figure, Figure, what="a matplotlib Figure (small_multiples)")
+    check_text("salt", salt, empty=False)
 
     buffer = io.StringIO()
     with rc_context({"svg.hashsalt": salt, "svg.fonttype": "none", "svg.image_inline": True}):

@@ -125,6 +125,7 @@ def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -
 
 def plain_text(text: str) -> str:
     """Plotly's text markup as plain text: ``<br>`` starts a new line, other tags go, entities are read."""
+    check_text("text", text)
     lines = re.split(r"<br\s*/?>", str(text), flags=re.IGNORECASE)
     return "\n".join(" ".join(html.unescape(re.sub(r"<[^>]+>", "", line)).split()) for line in lines).strip()
 
@@ -133,6 +134,7 @@ def figure_title(fig: go.Figure) -> str:
     """What a figure shows, in a few words, for a list of figures: ``layout.meta["title"]`` if
     set, else the first line of its title, else its subplot titles joined by " · ", else the
     first sentence of its alt text."""
+    check_instance("fig", fig, go.Figure, what="a plotly Figure")
     meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
     if meta.get("title"):
         return plain_text(str(meta["title"])).split("\n")[0]

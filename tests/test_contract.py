@@ -259,6 +259,14 @@ def _verdict() -> Any:
     return evaluate(_conclusion(), list(_runs()))
 
 
+def _panels() -> list[Any]:
+    import plotly.graph_objects as go
+
+    from posenc.paper import Panel
+
+    return [Panel(f"slope {k}", go.Figure(go.Scatter(x=[0, 1, 2], y=[0, k, 2 * k]))) for k in (1, 2)]
+
+
 def _claim() -> Any:
     from posenc.book.factcheck import Claim
 
@@ -524,6 +532,14 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.robustness.evaluate": {"conclusion": _conclusion},
     "posenc.robustness.side_values": {"side": _side},
     "posenc.robustness.verdict_phrase": {"verdict": _verdict},
+    "posenc.interactive.Explorer.print_html": {"uid": lambda: "x1"},
+    "posenc.palette.lightness": {"hex_colour": lambda: "#0072B2"},
+    "posenc.paper.small_multiples": {"panels": _panels},
+    "posenc.paper.to_svg": {"figure": lambda: __import__("posenc.paper", fromlist=["x"]).small_multiples(_panels()),
+                            "salt": lambda: "x1"},
+    "posenc.paper.wrap_to_width": {"text": lambda: "a few words to wrap", "width_pt": lambda: 40.0,
+                                   "size": lambda: 8.0},
+    "posenc.plots.plain_text": {"text": lambda: "a <b>bold</b> title"},
     "posenc.rope_practice.*": {"q": lambda: torch.randn(4, 4), "k": lambda: torch.randn(4, 4), "v": lambda: torch.randn(4, 3)},
     "posenc.rope_practice.permute_rotary_weight": {"weight": lambda: torch.randn(8, 3)},
     "posenc.rope_practice.angle_error": {"dtype": lambda: torch.bfloat16},
@@ -896,6 +912,10 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed("posenc.results.scheme_label", "combine", "unknown", "labels any value a stored config holds (results "
             "sits below the models and knows no list of modes)"),
     Allowed("posenc.results.differing_fields", "ignore", "empty", "ignore nothing: the default"),
+    Allowed("posenc.interactive.Explorer.print_html", "uid", "unknown", "any non-empty string makes the SVG's ids unique"),
+    Allowed("posenc.paper.to_svg", "salt", "unknown", "any non-empty string makes the SVG's ids unique"),
+    Allowed("posenc.paper.wrap_to_width", "text", "unknown", "free text: any string is wrapped"),
+    Allowed("posenc.plots.plain_text", "text", "unknown", "free text: any string is read as plotly's HTML subset"),
     Allowed("posenc.results.summar*", "by", "empty", "group by no field: every run in one group, on purpose"),
     Allowed("*", "strategies", "empty", "read no workaround: each scheme once, by its plain metrics"),
     Allowed("posenc.robustness.Side", "metric", "unknown", "a metric name, looked up in the runs at evaluate: a run "
