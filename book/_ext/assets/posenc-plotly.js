@@ -524,6 +524,8 @@
 
   function loadPlotly() {
     if (!loading) {
+      // When plotly.js was asked for (ms since navigation): the site's checks compare it with the first paint.
+      window.posencFigures.plotlyRequestedAt = performance.now();
       loading = new Promise(function (resolve, reject) {
         var script = document.createElement("script");
         script.src = PLOTLY_URL;
@@ -547,7 +549,9 @@
   function start() {
     if (!queue.length) { return; }
     afterFirstPaint(function () {
-      loadPlotly().then(drawQueue).catch(function (error) { console.error(error.message || error); });
+      loadPlotly().then(drawQueue).then(function () {
+        window.posencFigures.drawnAt = performance.now();
+      }).catch(function (error) { console.error(error.message || error); });
     });
   }
 
@@ -611,7 +615,11 @@
     return record ? done.then(function () { return fitDrawnTexts(record); }) : done;
   }
 
-  window.posencFigures = {whenDrawn: whenDrawn, update: update, NARROW_PX: NARROW_PX, compact: compact};
+  window.posencFigures = {
+    whenDrawn: whenDrawn, update: update, NARROW_PX: NARROW_PX,
+    compact: compact, traceOriginals: traceOriginals,  // for the site's tests
+    plotlyRequestedAt: null, drawnAt: null,
+  };
 
   if (preloaded) { return; }
   var link = document.createElement("link");
