@@ -355,16 +355,23 @@ def analysis_explorer(
 
 # -- what attention sees ---------------------------------------------------------------
 def peak_share_figure(
-    peaks: Mapping[str, Sequence[HeadPeaks]], *, window: tuple[int, int] = (-8, 8), alt: str | None = None
+    peaks: Mapping[str, Sequence[HeadPeaks]],
+    *,
+    window: tuple[int, int] = (-8, 8),
+    alt: str | None = None,
+    title: str = "Peak offset of each head's position-only logit (share of queries)",
 ) -> go.Figure:
     """One heatmap per table: for each head (row) and offset ``Δ = j - i`` (column), the share of
     queries whose position-only logit peaks at ``Δ``.
 
     Args:
-        peaks: table name -> :func:`posenc.analysis.peak_offset_shares` result (one entry per head).
+        peaks: table name -> :func:`posenc.analysis.peak_offset_shares` result (one entry per head);
+            the peaks may also come from real attention weights (their argmax), e.g. of
+            :func:`posenc.pretrained.text_attention`.
         window: ``(low, high)`` offsets shown, both included; shares outside it are left out
             (each row's total says how much of the head the window holds).
         alt: alt text (a default describing the layout is used if ``None``).
+        title: the figure's title (say what the peaks are peaks of).
     """
     if not peaks:
         raise ValueError("peaks must hold at least one table")
@@ -393,7 +400,7 @@ def peak_share_figure(
         fig.update_xaxes(title_text="offset Δ = key − query (positions)", row=row + 1, col=col + 1)
         fig.update_yaxes(autorange="reversed", row=row + 1, col=col + 1)
     fig.update_layout(height=360 * rows + 90,
-                      title=dict(text="Peak offset of each head's position-only logit (share of queries)"))
+                      title=dict(text=title))
     return describe(
         fig,
         alt=alt or "Heatmaps, one per table: rows are attention heads, columns are offsets from "

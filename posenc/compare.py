@@ -5,7 +5,12 @@
   learned table only if training made them so. With separate ``keys`` it measures the same
   after a query and a key projection, where the sinusoidal guarantee no longer holds.
 * :func:`time_position_vectors`: the compute cost of a table lookup against computing
-  sines and cosines, measured on the machine at hand.
+  sines and cosines, measured on the machine at hand; :func:`position_vector_samples` keeps
+  every repeat, so a report can give the spread as well as the median.
+* :func:`alternating_timings`, :func:`timing_spread` and :func:`ratio_spread`: time several
+  candidates in turns and summarise the samples as a median with its range. Timings on a
+  shared machine come with outliers; a median with its range reports them, a single ratio of
+  two medians can hide or exaggerate them.
 
 :mod:`posenc.compare_plots` draws both.
 """
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +34,11 @@ __all__ = [
     "OffsetDependence",
     "offset_dependence",
     "time_position_vectors",
+    "position_vector_samples",
+    "alternating_timings",
+    "Spread",
+    "timing_spread",
+    "ratio_spread",
 ]
 
 
@@ -105,11 +116,91 @@ def offset_dependence(
     )
 
 
-def time_position_vectors(
+def alternating_timings(
+    calls: Mapping[str, Callable[[], object]],
+    *,
+    repeats: int,
+    number: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, list[float]]:
+    """Seconds per call of each candidate, one sample per round, the candidates taking turns.
+
+    Every candidate is called once first (a warm-up: the first call pays for allocations).
+    Then, in each of ``repeats`` rounds, each candidate in turn runs ``number`` calls, and
+    their mean time is that round's sample. Because the candidates take turns, a burst of load
+    on a shared machine hits all of them in the same round, so the ratio of two candidates
+    within one round (:func:`ratio_spread`) is fairer than the ratio of medians taken apart.
+
+    Args:
+        calls: ``{name: function of no arguments}``.
+        repeats: rounds (samples per candidate).
+        number: calls per sample.
+        clock: seconds as a float; ``time.perf_counter`` unless a test passes its own.
+
+    Returns:
+        ``{name: [seconds per call in round 0, round 1, ...]}`` in the order of ``calls``.
+    """
+    if not calls:
+        raise ValueError("calls must hold at least one candidate")
+    repeats = check_positive_int("repeats", repeats)
+    number = check_positive_int("number", number)
+    for call in calls.values():
+        call()
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(repeats):
+        for name, call in calls.items():
+            start = clock()
+            for _ in range(number):
+                call()
+            samples[name].append((clock() - start) / number)
+    return samples
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A median with the range it came from.
+
+    Attributes:
+        median: the median of the samples.
+        low, high: the smallest and the largest sample.
+        n: the number of samples.
+    """
+
+    median: float
+    low: float
+    high: float
+    n: int
+
+
+def timing_spread(samples: Sequence[float]) -> Spread:
+    """Median, smallest and largest of ``samples`` (e.g. one candidate of :func:`alternating_timings`)."""
+    values = [float(value) for value in samples]
+    if not values:
+        raise ValueError("samples must not be empty")
+    return Spread(median=statistics.median(values), low=min(values), high=max(values), n=len(values))
+
+
+def ratio_spread(samples: Mapping[str, Sequence[float]], numerator: str, denominator: str) -> Spread:
+    """The ratio ``numerator / denominator`` in every round of :func:`alternating_timings`, summarised.
+
+    Raises:
+        ValueError: a name is missing, or the two lists differ in length.
+    """
+    for name in (numerator, denominator):
+        if name not in samples:
+            raise ValueError(f"no samples named {name!r}; the names are {list(samples)}")
+    top, bottom = samples[numerator], samples[denominator]
+    if len(top) != len(bottom):
+        raise ValueError(f"{numerator!r} has {len(top)} samples and {denominator!r} {len(bottom)}: "
+                         "a ratio needs one pair per round")
+    return timing_spread([a / b for a, b in zip(top, bottom)])
+
+
+def position_vector_samples(
     seq_len: int, d_model: int, *, batch: int = 8, number: int = 20, repeats: int = 7, seed: int = 0
-) -> dict[str, float]:
-    """Median wall time (seconds per call) of producing ``seq_len`` position vectors, three
-    ways, next to the cost of adding them to a batch.
+) -> dict[str, list[float]]:
+    """Wall time (seconds per call) of producing ``seq_len`` position vectors, three ways, next
+    to the cost of adding them to a batch: every round of :func:`alternating_timings`.
 
     * ``"learned: table lookup"``: gather rows ``0 .. seq_len-1`` of a learned table, as
       ``nn.Embedding`` does (``F.embedding``).
@@ -120,8 +211,8 @@ def time_position_vectors(
     * ``"add to a batch"``: ``x + vectors`` for ``x`` of shape ``(batch, seq_len, d_model)``:
       the step every absolute encoding needs anyway, for scale.
 
-    Each runs ``number`` times per repeat; the median over ``repeats`` is returned. Forward
-    pass only, no gradient. Timings depend on the machine and on its load.
+    Each sample is the mean of ``number`` calls; the four take turns for ``repeats`` rounds.
+    Forward pass only, no gradient. Timings depend on the machine and on its load.
     """
     seq_len, d_model = check_positive_int("seq_len", seq_len), check_positive_int("d_model", d_model)
     batch, number, repeats = (check_positive_int(n, v) for n, v in (("batch", batch), ("number", number),
@@ -131,23 +222,19 @@ def time_position_vectors(
     table = LearnedPositionEmbedding(seq_len, d_model, seed=seed).weight.detach()
     position_ids = torch.arange(seq_len)
     vectors = sinusoidal_table(seq_len, d_model)
-    candidates = {
+    candidates: dict[str, Callable[[], object]] = {
         "learned: table lookup": lambda: F.embedding(position_ids, table),
         "sinusoidal: posenc": lambda: sinusoidal_table(seq_len, d_model),
         "sinusoidal: float32 recipe": lambda: float32_recipe_table(seq_len, d_model),
         "add to a batch": lambda: x + vectors,
     }
-    results: dict[str, float] = {}
     with torch.no_grad():
-        for name, call in candidates.items():
-            call()  # warm-up: the first call pays for allocations
-            samples = []
-            for _ in range(repeats):
-                start = time.perf_counter()
-                for _ in range(number):
-                    call()
-                samples.append((time.perf_counter() - start) / number)
-            results[name] = statistics.median(samples)
-    return results
+        return alternating_timings(candidates, repeats=repeats, number=number)
 
 
+def time_position_vectors(
+    seq_len: int, d_model: int, *, batch: int = 8, number: int = 20, repeats: int = 7, seed: int = 0
+) -> dict[str, float]:
+    """Median wall time (seconds per call) of each method of :func:`position_vector_samples`."""
+    samples = position_vector_samples(seq_len, d_model, batch=batch, number=number, repeats=repeats, seed=seed)
+    return {name: statistics.median(values) for name, values in samples.items()}

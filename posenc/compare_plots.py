@@ -14,6 +14,7 @@ import torch
 from plotly.subplots import make_subplots
 from torch.nn import functional as F
 
+from posenc.compare import Spread
 from posenc.plots import colour, describe, new_figure
 
 __all__ = ["dot_product_by_offset_figure", "timing_figure"]
@@ -49,23 +50,38 @@ def dot_product_by_offset_figure(
     )
 
 
-def timing_figure(timings: Mapping[tuple[int, int], Mapping[str, float]], *, batch: int = 8) -> go.Figure:
-    """Grouped bars: microseconds per call of each method of :func:`time_position_vectors`,
-    one group per ``(seq_len, d_model)``."""
+def timing_figure(timings: Mapping[tuple[int, int], Mapping[str, float | Spread]], *, batch: int = 8) -> go.Figure:
+    """Grouped bars: microseconds per call of each method of :func:`posenc.compare.position_vector_samples`,
+    one group per ``(seq_len, d_model)``.
+
+    A value is either seconds per call (a bar) or a :class:`posenc.compare.Spread` (a bar at the
+    median with a whisker from the fastest to the slowest repeat).
+    """
     if not timings:
         raise ValueError("timings must hold at least one (seq_len, d_model) entry")
+    with_range = any(isinstance(value, Spread) for row in timings.values() for value in row.values())
     fig = new_figure(
         title="Producing position vectors on this CPU (forward only)",
         x_title="sequence length × d_model",
         y_title="time per call (µs, log scale)",
         alt="Grouped bar chart, one group per size: time to look rows up in a learned table, time to compute "
-        f"the sinusoidal table two ways, and time to add the vectors to a batch of {batch} sequences.",
+        f"the sinusoidal table two ways, and time to add the vectors to a batch of {batch} sequences"
+        + (" (bars: medians; whiskers: fastest to slowest repeat)." if with_range else "."),
     )
     labels = [f"{n:,} × {d}" for n, d in timings]
     methods = list(next(iter(timings.values())))
     for i, method in enumerate(methods):
-        fig.add_trace(go.Bar(x=labels, y=[round(1e6 * t[method], 2) for t in timings.values()], name=method,
-                             marker_color=colour(i)))
+        values = [row[method] for row in timings.values()]
+        medians = [value.median if isinstance(value, Spread) else float(value) for value in values]
+        error_y = None
+        if with_range:
+            error_y = dict(
+                type="data", symmetric=False,
+                array=[round(1e6 * (v.high - v.median), 2) if isinstance(v, Spread) else 0.0 for v in values],
+                arrayminus=[round(1e6 * (v.median - v.low), 2) if isinstance(v, Spread) else 0.0 for v in values],
+            )
+        fig.add_trace(go.Bar(x=labels, y=[round(1e6 * m, 2) for m in medians], name=method,
+                             marker_color=colour(i), error_y=error_y))
     fig.update_yaxes(type="log")
     fig.update_layout(barmode="group")
     return fig

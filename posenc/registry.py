@@ -12,7 +12,7 @@ name                       scheme                                          optio
 ``none``                   no position information                         —
 ``sinusoidal``             fixed sinusoids (:mod:`posenc.sinusoidal`)      ``base``, ``layout``
 ``learned``                learned table (:mod:`posenc.learned`)           ``init``, ``extrapolation``
-``rope``                   rotary (:mod:`posenc.relative`)                 ``base``, ``layout``
+``rope``                   rotary (:mod:`posenc.relative`)                 ``base``, ``layout``, ``partial``, ``ladder``
 ``alibi``                  linear biases (:mod:`posenc.relative`)          —
 ``t5_bias``                T5's learned buckets (:mod:`posenc.relative`)   ``bidirectional``, ``num_buckets``, ``max_distance``, ``init_std``
 ``hybrid-scaled-sinusoid`` frozen sinusoid, learned scale (:mod:`~posenc.hybrid`)  ``base``
@@ -71,7 +71,7 @@ def _make_learned(*, d_model: int, n_heads: int, max_len: int, **options: Any) -
 
 
 def _make_rope(*, d_model: int, n_heads: int, max_len: int, **options: Any) -> PositionScheme:
-    reject_options("rope", options, ("base", "layout"))
+    reject_options("rope", options, ("base", "layout", "partial", "ladder"))
     return RopeScheme(d_model, n_heads, **options)
 
 

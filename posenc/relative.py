@@ -51,8 +51,11 @@ class FrequencyScaling(Protocol):
 __all__ = [
     "ROPE_LAYOUTS",
     "rope_inverse_frequencies",
+    "PARTIAL_LADDERS",
+    "partial_inverse_frequencies",
     "rope_angles",
     "apply_rope",
+    "apply_rope_reference",
     "RotaryEmbedding",
     "alibi_slopes",
     "alibi_bias",
@@ -86,6 +89,53 @@ def rope_inverse_frequencies(d_head: int, *, base: float = 10000.0) -> torch.Ten
     if base <= 1.0:
         raise ValueError(f"base must be > 1 so that the frequencies decrease, got {base}")
     return base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
+
+
+#: How a partial rotation picks its speeds (:func:`partial_inverse_frequencies`).
+PARTIAL_LADDERS: tuple[str, ...] = ("compressed", "truncated")
+
+
+def partial_inverse_frequencies(
+    d_head: int, fraction: float, *, base: float = 10000.0, ladder: str = "compressed",
+    speeds: Any = None,
+) -> torch.Tensor:
+    """Speeds of a head that rotates only part of its pairs (partial RoPE); the rest get speed 0 (no rotation).
+
+    ``k = int(fraction * d_head) // 2`` pairs rotate. Two designs ship:
+
+    * ``"compressed"`` (Hugging Face's ``partial_rotary_factor``: GLM-4.5, Qwen3-Next, Phi):
+      the rotated pairs get a full ladder of their own, ``theta_i = base ** (-2 i / (2 k))``,
+      from 1 down to nearly ``1 / base``.
+    * ``"truncated"`` (p-RoPE, Barbero et al., 2025; Gemma 4's ``"proportional"``): the pairs
+      keep the full head's ladder, ``theta_i = base ** (-2 i / d_head)``, and the slowest
+      ``d_head / 2 - k`` pairs, which barely turn over a long context, stop rotating.
+
+    Args:
+        d_head: query/key width (even); fraction: share of it that rotates, in ``(0, 1]``.
+        speeds: the full head's speeds to cut from (``(d_head // 2,)``, e.g. a scaled set of
+            :mod:`posenc.rope_scaling`) for ``"truncated"``, or the rotated part's own
+            (``(k,)``) for ``"compressed"``; default: ``base``'s.
+
+    Returns:
+        float64 ``(d_head // 2,)``: the rotated pairs first, then zeros.
+    """
+    d_head = check_even_int("d_head", d_head, why=_PAIRS)
+    fraction = check_positive_float("fraction", fraction)
+    check_choice("ladder", ladder, PARTIAL_LADDERS)
+    if fraction > 1.0:
+        raise ValueError(f"fraction must be in (0, 1] (the share of d_head that rotates), got {fraction}")
+    k = int(fraction * d_head) // 2
+    if k < 1:
+        raise ValueError(f"fraction={fraction} of d_head={d_head} rotates no pair: it must be >= {2 / d_head:g}")
+    if speeds is None:
+        speeds = rope_inverse_frequencies(2 * k if ladder == "compressed" else d_head, base=base)
+    speeds = torch.as_tensor(speeds, dtype=torch.float64)
+    expected = k if ladder == "compressed" else d_head // 2
+    if speeds.shape != (expected,):
+        raise ValueError(f"speeds must have shape ({expected},) for ladder {ladder!r}, got {tuple(speeds.shape)}")
+    out = torch.zeros(d_head // 2, dtype=torch.float64)
+    out[:k] = speeds[:k]
+    return out
 
 
 def rope_angles(
@@ -143,6 +193,52 @@ def apply_rope(
     pos = _positions_for(x, positions)
     cos, sin = _rotation_tables(pos, x.shape[-1], base, inverse_frequencies, layout, x.dtype, x.device)
     return _rotate_pairs(x, cos, sin, layout)
+
+
+def apply_rope_reference(
+    x: torch.Tensor,
+    positions: Any = None,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    inverse_frequencies: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """RoPE written out pair by pair: the readable twin of :func:`apply_rope`, with the same arguments.
+
+    Every query or key is cut into pairs of coordinates ``(a, b)``, and pair ``i`` at position
+    ``p`` is turned by the angle ``p * theta_i`` with the 2x2 rotation matrix::
+
+        [a']   [cos -sin] [a]        a' = a cos - b sin
+        [b'] = [sin  cos] [b],       b' = a sin + b cos
+
+    Which coordinates form a pair is the layout: ``"interleaved"`` pairs neighbours
+    ``(x[2i], x[2i+1])`` (RoFormer), ``"half"`` pairs the two halves ``(x[i], x[i + d/2])``
+    (GPT-NeoX, Hugging Face LLaMA). :func:`apply_rope` computes exactly the same numbers with
+    one multiply-add over whole tensors; the tests check that the two agree to the last bit.
+
+    Args:
+        x: ``(..., seq_len, d_head)`` queries or keys, ``d_head`` even.
+        positions: ``None`` for ``0 .. seq_len - 1``, a ``(seq_len,)`` tensor, or
+            ``(batch, seq_len)`` for ``x`` of shape ``(batch, n_heads, seq_len, d_head)``.
+        base, layout, inverse_frequencies: as in :func:`apply_rope`.
+
+    Returns:
+        The rotated tensor, shape and dtype of ``x``.
+    """
+    layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    pos = _positions_for(x, positions)  # (seq_len,), or (batch, 1, seq_len) for 4-D x
+    d_head = x.shape[-1]
+    angle = rope_angles(pos, d_head, base=base, inverse_frequencies=inverse_frequencies)  # (..., seq_len, d_head // 2)
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)  # angles in float64, as apply_rope does
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]  # (..., seq_len, d_head // 2): first and second coordinate of each pair
+    else:
+        a, b = x[..., : d_head // 2], x[..., d_head // 2 :]
+    rotated_a = a * cos - b * sin
+    rotated_b = a * sin + b * cos
+    if layout == "interleaved":
+        return torch.stack([rotated_a, rotated_b], dim=-1).flatten(-2)  # back to a0, b0, a1, b1, ...
+    return torch.cat([rotated_a, rotated_b], dim=-1)
 
 
 def _positions_for(x: Any, positions: Any) -> torch.Tensor:
@@ -345,6 +441,9 @@ class RopeScheme(PositionScheme):
     Args:
         d_model: model width; n_heads: heads (``d_model / n_heads`` must be even).
         base, layout: as in :class:`RotaryEmbedding`.
+        partial: the share of each head that rotates (1 = all of it); the other pairs pass
+            through unrotated (:func:`partial_inverse_frequencies`).
+        ladder: the speeds of a partial rotation: ``"compressed"`` or ``"truncated"`` (p-RoPE).
 
     :meth:`set_position_interpolation` switches on Chen et al.'s fixed-factor position
     interpolation, :meth:`set_scaling` any method of :mod:`posenc.rope_scaling` (both off
@@ -353,13 +452,18 @@ class RopeScheme(PositionScheme):
 
     supports_scaling: ClassVar[bool] = True
 
-    def __init__(self, d_model: int, n_heads: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
+    def __init__(self, d_model: int, n_heads: int, *, base: float = 10000.0, layout: str = "interleaved",
+                 partial: float = 1.0, ladder: str = "compressed") -> None:
         super().__init__()
         d_model, n_heads = check_positive_int("d_model", d_model), check_positive_int("n_heads", n_heads)
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
         self.max_len = None
         self.rotary = RotaryEmbedding(d_model // n_heads, base=base, layout=layout)
+        self.partial, self.ladder = float(partial), ladder
+        # the speeds of a partial rotation (None: every pair rotates, the rotary module's fast path)
+        self.partial_speeds = (None if partial == 1.0 else
+                               partial_inverse_frequencies(self.rotary.d_head, partial, base=base, ladder=ladder))
         self.interpolation: tuple[int, int] | None = None
         self.scaling: FrequencyScaling | None = None
 
@@ -404,11 +508,19 @@ class RopeScheme(PositionScheme):
         if self.interpolation is not None:
             train_len, target_len = self.interpolation
             positions = position_interpolation_positions(positions, train_len=train_len, target_len=target_len)
-        if self.scaling is None:
+        if self.scaling is None and self.partial_speeds is None:
             return self.rotary(q, k, positions)
-        seq_len = int(positions.max().item()) + 1 if positions.numel() else 1
-        speeds = self.scaling.inverse_frequencies(self.rotary.d_head, base=self.rotary.base, seq_len=seq_len)
-        scale = self.scaling.query_key_scale
+        scale = 1.0
+        speeds = self.partial_speeds
+        if self.scaling is not None:
+            seq_len = int(positions.max().item()) + 1 if positions.numel() else 1
+            d_head, base = self.rotary.d_head, self.rotary.base
+            rotated_dim = 2 * (int(self.partial * d_head) // 2) if self.ladder == "compressed" else d_head
+            speeds = self.scaling.inverse_frequencies(rotated_dim, base=base, seq_len=seq_len)
+            if self.partial_speeds is not None:  # scale the rotated part's ladder, keep the rest still
+                speeds = partial_inverse_frequencies(d_head, self.partial, base=base, ladder=self.ladder,
+                                                     speeds=speeds)
+            scale = self.scaling.query_key_scale
         rotated = [apply_rope(t, positions, layout=self.rotary.layout, inverse_frequencies=speeds) * scale
                    for t in (q, k)]
         return rotated[0], rotated[1]

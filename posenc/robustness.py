@@ -102,29 +102,40 @@ class Side:
         return text + "".join(f", {k}={v}" for k, v in self.where.items())
 
 
+Relation = Literal["greater", "close"]
+
+
 @dataclass(frozen=True)
 class Conclusion:
-    """A stated experimental finding: ``better`` scores higher than ``worse`` by more than ``margin``.
+    """A stated experimental finding about two sides, each a set of runs read one way or a fixed level.
+
+    ``relation="greater"``: ``better`` scores higher than ``worse`` by more than ``margin``
+    ("RoPE keeps more new positions than no encoding", "ALiBi solves it": ``worse=0.9``,
+    "ALiBi fails it": ``better=0.9``). ``relation="close"``: the two differ by less than
+    ``margin`` either way ("the scaled sinusoid does as badly as the sinusoid").
 
     Attributes:
         key: a short identifier, e.g. ``"rope>none new@32"``.
         claim: the finding in words, as the book states it.
-        better: the side claimed to score higher.
-        worse: the side claimed to score lower, or a fixed level (a number).
+        better, worse: a :class:`Side` each, or one of them a fixed level (a number).
         tasks: the tasks the finding claims (one setting group per task).
-        margin: how much higher, in accuracy (0 for "higher at all").
+        margin: how much higher (or, for ``"close"``, how close), in accuracy.
         over: the set-up choices it must survive: any of ``"anchor"`` (with and without an
             anchor token, config field ``bos_token``) and ``"lr"`` (every tied learning rate).
+        relation: ``"greater"`` or ``"close"``.
+        label: a short name for figures (default: ``key``).
         solved: the level a seed must reach to count as solved (bimodal cells, levels).
     """
 
     key: str
     claim: str
-    better: Side
+    better: Side | float
     worse: Side | float
     tasks: tuple[str, ...]
     margin: float = 0.0
     over: tuple[str, ...] = ("anchor", "lr")
+    relation: Relation = "greater"
+    label: str = ""
     solved: float = SOLVED
 
     def __post_init__(self) -> None:
@@ -132,8 +143,18 @@ class Conclusion:
             raise ValueError(f"conclusion {self.key!r}: tasks must name at least one task")
         for dimension in self.over:
             check_choice("over entry", dimension, ("anchor", "lr"))
+        check_choice("relation", self.relation, ("greater", "close"))
         if not 0.0 <= self.margin < 1.0:
             raise ValueError(f"conclusion {self.key!r}: margin must be in [0, 1), got {self.margin!r}")
+        if self.relation == "close" and self.margin == 0.0:
+            raise ValueError(f"conclusion {self.key!r}: relation 'close' needs a margin > 0 (how close)")
+        if not isinstance(self.better, Side) and not isinstance(self.worse, Side):
+            raise ValueError(f"conclusion {self.key!r}: better and worse cannot both be levels")
+
+    @property
+    def short(self) -> str:
+        """The label figures show."""
+        return self.label or self.key
 
 
 @dataclass(frozen=True)
@@ -302,55 +323,75 @@ def is_bimodal(values: Sequence[float], solved: float = SOLVED) -> bool:
     return bool(high) and bool(low) and len(high) + len(low) == len(values)
 
 
-def _status(difference: float, standard_error: float, margin: float) -> Status:
-    if difference - STANDARD_ERRORS * standard_error > margin:
+def _status(difference: float, standard_error: float, margin: float, relation: Relation = "greater") -> Status:
+    spread = STANDARD_ERRORS * standard_error
+    if relation == "close":  # "holds": within the margin for sure; "reversed": outside it for sure
+        if abs(difference) + spread < margin:
+            return "holds"
+        return "reversed" if abs(difference) - spread > margin else "unclear"
+    if difference - spread > margin:
         return "holds"
-    if difference + STANDARD_ERRORS * standard_error < -margin:
+    if difference + spread < -margin:
         return "reversed"
     return "unclear"
 
 
-def compare(better: Mapping[int, float], worse: Mapping[int, float] | float, *, paired: bool,
-            margin: float = 0.0, solved: float = SOLVED) -> Comparison:
-    """Decide one setting: does ``better`` beat ``worse`` by more than ``margin``?
+def _values(side: Mapping[int, float]) -> tuple[float, ...]:
+    if not side:
+        raise ValueError("a side has no values")
+    return tuple(side[s] for s in sorted(side))
+
+
+def compare(better: Mapping[int, float] | float, worse: Mapping[int, float] | float, *, paired: bool,
+            margin: float = 0.0, solved: float = SOLVED, relation: Relation = "greater") -> Comparison:
+    """Decide one setting: does ``better`` beat ``worse`` by more than ``margin`` (or, for
+    ``relation="close"``, are they within ``margin`` of each other)?
 
     Args:
-        better, worse: ``seed -> value``; ``worse`` may be a fixed level instead.
+        better, worse: ``seed -> value``; one of them may be a fixed level instead.
         paired: both sides are the same trained models read two ways (seeds must match).
 
     Returns:
         A :class:`Comparison` (see the module docstring for the rules).
     """
-    if not better:
-        raise ValueError("better has no values")
-    b = tuple(better[s] for s in sorted(better))
-    if isinstance(worse, int | float):
-        level = float(worse)
-        if is_bimodal(b, solved):
-            share = sum(v >= solved for v in b) / len(b)
-            status: Status = "holds" if share == 1.0 else "reversed" if share == 0.0 else "unclear"
-            return Comparison(share - (1.0 if level < solved else 0.0), 0.0, False, True, b, (), status)
-        mean, se = _mean_se([v - level for v in b])
-        return Comparison(mean, se, False, False, b, (), _status(mean, se, margin))
-    if not worse:
-        raise ValueError("worse has no values")
-    w = tuple(worse[s] for s in sorted(worse))
+    if isinstance(better, int | float) or isinstance(worse, int | float):
+        return _against_level(better, worse, margin=margin, solved=solved, relation=relation)
+    b, w = _values(better), _values(worse)
     if paired:
         if sorted(better) != sorted(worse):
             raise ValueError(f"a paired comparison needs the same seeds on both sides, got {sorted(better)} "
                              f"and {sorted(worse)}")
         differences = [better[s] - worse[s] for s in sorted(better)]
         mean, se = _mean_se(differences)
-        return Comparison(mean, se, True, False, b, w, _status(mean, se, margin))
-    if is_bimodal(b, solved) or is_bimodal(w, solved):
+        return Comparison(mean, se, True, False, b, w, _status(mean, se, margin, relation))
+    if relation == "greater" and (is_bimodal(b, solved) or is_bimodal(w, solved)):
         solved_b = sum(v >= solved for v in b) / len(b)
         solved_w = sum(v >= solved for v in w) / len(w)
         difference = solved_b - solved_w
-        status = "holds" if difference > 0 else "reversed" if difference < 0 else "unclear"
+        status: Status = "holds" if difference > 0 else "reversed" if difference < 0 else "unclear"
         return Comparison(difference, 0.0, False, True, b, w, status)
     (mean_b, se_b), (mean_w, se_w) = _mean_se(b), _mean_se(w)
     difference, se = mean_b - mean_w, math.hypot(se_b, se_w)
-    return Comparison(difference, se, False, False, b, w, _status(difference, se, margin))
+    return Comparison(difference, se, False, False, b, w, _status(difference, se, margin, relation))
+
+
+def _against_level(better: Mapping[int, float] | float, worse: Mapping[int, float] | float, *, margin: float,
+                   solved: float, relation: Relation) -> Comparison:
+    """One side against a fixed level: ``values - level`` (the side is ``better``) or ``level - values``."""
+    if isinstance(better, int | float) and isinstance(worse, int | float):
+        raise ValueError("better and worse cannot both be levels")
+    side_is_better = not isinstance(better, int | float)
+    values = _values(better if side_is_better else worse)  # type: ignore[arg-type]
+    level = float(worse if side_is_better else better)  # type: ignore[arg-type]
+    sign = 1.0 if side_is_better else -1.0
+    b, w = (values, ()) if side_is_better else ((), values)
+    if relation == "greater" and is_bimodal(values, solved):
+        # count seeds on the claimed side of the level: all -> holds, none -> reversed
+        share = sum((v > level) == side_is_better for v in values) / len(values)
+        status: Status = "holds" if share == 1.0 else "reversed" if share == 0.0 else "unclear"
+        return Comparison(2 * share - 1, 0.0, False, True, b, w, status)
+    mean, se = _mean_se([sign * (v - level) for v in values])
+    return Comparison(mean, se, False, False, b, w, _status(mean, se, margin, relation))
 
 
 # -- a conclusion over its settings ----------------------------------------------------------------
@@ -406,34 +447,35 @@ def evaluate(conclusion: Conclusion, results: Sequence[RunResult]) -> Verdict:
     """
     results = list(results)
     settings: list[SettingResult] = []
+    sides = [side for side in (conclusion.better, conclusion.worse) if isinstance(side, Side)]
+    vary = "lr" in conclusion.over
+    same_models = len(sides) == 2 and _same_models(sides[0], sides[1])
     for task in conclusion.tasks:
         present = {bool(r.config.get("bos_token", False)) for r in results if r.config.get("task") == task}
         both = "anchor" in conclusion.over and len(present) > 1
         anchors: list[bool | None] = [anchor for anchor in sorted(present)] if both else [None]
-        better_cells = _cells(results, task, conclusion.better, anchors)
-        worse_cells = (_cells(results, task, conclusion.worse, anchors)
-                       if isinstance(conclusion.worse, Side) else None)
+        cells = [_cells(results, task, side, anchors) for side in sides]
         for anchor in anchors:
-            vary = "lr" in conclusion.over
-            better_by_lr = better_cells[anchor]
-            for lr_b in _rates(better_by_lr, vary):
-                better = side_values(better_by_lr[lr_b], conclusion.better)
-                base: dict[str, Any] = {"task": task}
-                if anchor is not None:
-                    base["anchor"] = anchor
-                if worse_cells is None:
-                    comparison = compare(better, float(conclusion.worse), paired=False,  # type: ignore[arg-type]
-                                         margin=conclusion.margin, solved=conclusion.solved)
-                    settings.append(SettingResult({**base, "lr": lr_b}, comparison))
+            base: dict[str, Any] = {"task": task}
+            if anchor is not None:
+                base["anchor"] = anchor
+            first = cells[0][anchor]
+            for lr_first in _rates(first, vary):
+                values = [side_values(first[lr_first], sides[0])]
+                if len(sides) == 1:
+                    level = conclusion.worse if isinstance(conclusion.better, Side) else conclusion.better
+                    pair = (values[0], level) if isinstance(conclusion.better, Side) else (level, values[0])
+                    comparison = compare(pair[0], pair[1], paired=False, margin=conclusion.margin,  # type: ignore[arg-type]
+                                         solved=conclusion.solved, relation=conclusion.relation)
+                    settings.append(SettingResult({**base, "lr": lr_first}, comparison))
                     continue
-                worse_by_lr = worse_cells[anchor]
-                same_models = _same_models(conclusion.better, conclusion.worse)  # type: ignore[arg-type]
-                worse_rates = (lr_b,) if same_models else _rates(worse_by_lr, vary)
-                for lr_w in worse_rates:
-                    worse = side_values(worse_by_lr[lr_w], conclusion.worse)  # type: ignore[arg-type]
-                    comparison = compare(better, worse, paired=same_models, margin=conclusion.margin,
-                                         solved=conclusion.solved)
-                    setting = {**base, "lr": lr_b} if same_models else {**base, "lr": lr_b, "lr_worse": lr_w}
+                second = cells[1][anchor]
+                for lr_second in ((lr_first,) if same_models else _rates(second, vary)):
+                    other = side_values(second[lr_second], sides[1])
+                    comparison = compare(values[0], other, paired=same_models, margin=conclusion.margin,
+                                         solved=conclusion.solved, relation=conclusion.relation)
+                    setting = ({**base, "lr": lr_first} if same_models
+                               else {**base, "lr": lr_first, "lr_worse": lr_second})
                     settings.append(SettingResult(setting, comparison))
     return _verdict(conclusion, settings)
 

@@ -38,6 +38,7 @@ from typing import Any
 import torch
 
 from posenc.checks import check_choice, check_nonnegative_int, check_positive_float, check_positive_int
+from posenc.corpus import CORPORA, SPLITS, split_bytes
 
 __all__ = [
     "IGNORE_INDEX",
@@ -89,6 +90,16 @@ class Task:
     def options(self) -> dict[str, Any]:
         """Keyword arguments that recreate this task with :func:`make_task`."""
         raise NotImplementedError
+
+    def for_split(self, split: str) -> Task:
+        """The task drawing from ``split`` (``"train"``, ``"validation"``, ``"test"``).
+
+        A synthetic task draws fresh sequences from any seed: the seed separates its splits,
+        so it returns itself. A task over a fixed corpus (:class:`LanguageModelTask`) reads
+        the named split of its documents.
+        """
+        check_choice("split", split, ("train", "validation", "test"))
+        return self
 
     def labels(self, tokens: torch.Tensor) -> torch.Tensor:
         """Targets ``(batch, seq_len)`` for ``tokens`` ``(batch, seq_len)``."""
@@ -320,11 +331,62 @@ class CopyHalfTask(_SymbolTask):
         return targets
 
 
+class LanguageModelTask(Task):
+    """Predict the next byte of real text: ``target[i] = byte[i + 1]`` (a byte-level language model).
+
+    Sequences are windows of a split of a corpus of :mod:`posenc.corpus` (English prose, split
+    by document), starting at uniformly random bytes; every position is labelled. The
+    vocabulary is the 256 byte values. Test and validation sequences come from the test and
+    validation documents (:meth:`for_split`), never from training text.
+
+    Args:
+        split: which documents to read: ``"train"``, ``"validation"`` or ``"test"``.
+        corpus: one of :data:`posenc.corpus.CORPORA`.
+    """
+
+    name = "text"
+    vocab_size = 256
+    n_outputs = 256
+    min_len = 1
+    kind = "language model"
+
+    def __init__(self, split: str = "train", corpus: str = "python_docs") -> None:
+        self.split = check_choice("split", split, SPLITS)
+        self.corpus = check_choice("corpus", corpus, CORPORA)
+
+    def options(self) -> dict[str, Any]:
+        return {"split": self.split, "corpus": self.corpus}
+
+    def for_split(self, split: str) -> Task:
+        return LanguageModelTask(check_choice("split", split, SPLITS), self.corpus)
+
+    def data(self) -> torch.Tensor:
+        """The split as one stream of bytes, ``(n_bytes,)`` uint8."""
+        return split_bytes(self.split, self.corpus)
+
+    def sample(
+        self, batch_size: int, seq_len: int, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        batch_size = check_positive_int("batch_size", batch_size)
+        seq_len = check_positive_int("seq_len", seq_len)
+        data = self.data()
+        if seq_len + 1 > data.numel():
+            raise ValueError(f"seq_len must be < the {self.split} split's {data.numel()} bytes, got {seq_len}")
+        starts = torch.randint(0, data.numel() - seq_len, (batch_size, 1), generator=generator)
+        window = data[starts + torch.arange(seq_len + 1)].long()
+        return window[:, :-1], window[:, 1:]
+
+    def labels(self, tokens: torch.Tensor) -> torch.Tensor:
+        raise TypeError("the text task's targets are the bytes that follow each window in the corpus: "
+                        "draw them with sample(), they cannot be computed from the tokens")
+
+
 _TASKS: dict[str, Callable[..., Task]] = {
     "copy_offset": CopyOffsetTask,
     "reverse": ReverseTask,
     "marker_recall": MarkerRecallTask,
     "copy_half": CopyHalfTask,
+    "text": LanguageModelTask,
 }
 
 

@@ -43,7 +43,8 @@ from posenc.registry import builtin_specs, scheme_spec
 from posenc.results import RunResult, scheme_label
 from posenc.rope_scaling import METHODS, RopeScaling
 from posenc.runtime import single_thread
-from posenc.tasks import IGNORE_INDEX, Task, fixed_dataset, make_generator, make_task
+from posenc.perplexity import length_scores
+from posenc.tasks import IGNORE_INDEX, LanguageModelTask, Task, fixed_dataset, make_generator, make_task
 
 __all__ = [
     "TrainConfig",
@@ -755,11 +756,14 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
     """
     metrics: dict[str, float] = {}
     extras: dict[str, Any] = {}
+    # a synthetic task draws test and validation sequences from their own seeds; a corpus task
+    # (language modelling) reads its test and validation documents
+    test_task, validation_task = task.for_split("test"), task.for_split("validation")
 
     def score(key: str, length: int) -> None:
         # one pass over the test sequences gives the per-position, overall and new-position scores
-        counts = _count_correct(model, task, length, config.eval_examples, EVAL_SEED, 256, new_from=config.seq_len,
-                                random_positions=config.random_positions)
+        counts = _count_correct(model, test_task, length, config.eval_examples, EVAL_SEED, 256,
+                                new_from=config.seq_len, random_positions=config.random_positions)
         correct, labelled = [int(c) for c in counts.correct], [int(n) for n in counts.labelled]
         if sum(labelled) == 0:
             raise ValueError(f"no labelled positions at seq_len={length} for task {task!r}")
@@ -774,6 +778,9 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
                 metrics[f"new@{key}"] = sum(correct[config.seq_len :]) / n_new
                 if config.exact_match:
                     metrics[f"new_exact@{key}"] = counts.new_exact / counts.new_sequences
+        if isinstance(test_task, LanguageModelTask):  # bits per byte on the test documents
+            for name, value in length_scores(model, test_task.data(), length, train_len=config.seq_len).items():
+                metrics[f"{name}@{key}"] = value
 
     lengths = list(dict.fromkeys([config.seq_len, *config.eval_lengths]))
     scheme = model.position
@@ -794,7 +801,7 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
                 scheme.set_scaling(RopeScaling.for_length(method, train_len=config.seq_len, target_len=length))
                 try:
                     score(f"{length}:{method}", length)
-                    metrics[f"short@{length}:{method}"] = evaluate(model, task, config.seq_len,
+                    metrics[f"short@{length}:{method}"] = evaluate(model, test_task, config.seq_len,
                                                                     n_examples=config.eval_examples,
                                                                     random_positions=config.random_positions)
                 finally:
@@ -806,8 +813,9 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
         del metrics[f"accuracy@{config.seq_len}"]
         metrics.pop(f"exact@{config.seq_len}", None)
     if config.validation_examples:
-        metrics["val_accuracy"] = evaluate(model, task, config.seq_len, n_examples=config.validation_examples,
-                                           seed=VALIDATION_SEED, random_positions=config.random_positions)
+        metrics["val_accuracy"] = evaluate(model, validation_task, config.seq_len,
+                                           n_examples=config.validation_examples, seed=VALIDATION_SEED,
+                                           random_positions=config.random_positions)
     if config.finetune_steps:
         metrics.update(_fine_tune_metrics(model, task, config))
     return metrics, extras
@@ -835,9 +843,13 @@ def _fine_tune_metrics(model: TinyTransformer, task: Task, config: TrainConfig) 
             candidate.position.set_scaling(RopeScaling.for_length(strategy, train_len=train_len, target_len=long_len))
         fine_tune(candidate, task, long_len, steps=config.finetune_steps, lr=config.finetune_lr, seed=config.seed)
         suffix = "" if strategy is None else f":{strategy}"
+        test_task = task.for_split("test")  # fine-tuned on training text, scored on test text
         metrics[f"ft_new@{long_len}{suffix}"] = new_position_accuracy(
-            candidate, task, long_len, train_len=train_len, n_examples=config.eval_examples)
-        metrics[f"ft@{train_len}{suffix}"] = evaluate(candidate, task, train_len, n_examples=config.eval_examples)
+            candidate, test_task, long_len, train_len=train_len, n_examples=config.eval_examples)
+        metrics[f"ft@{train_len}{suffix}"] = evaluate(candidate, test_task, train_len, n_examples=config.eval_examples)
+        if isinstance(test_task, LanguageModelTask):
+            for name, value in length_scores(candidate, test_task.data(), long_len, train_len=train_len).items():
+                metrics[f"ft_{name}@{long_len}{suffix}"] = value
     return metrics
 
 

@@ -152,6 +152,9 @@ def test_peak_share_figure_counts_shares_in_the_window() -> None:
     # offset -2 for queries 2..19; query 1 can only reach key 0 (offset -1), query 0 itself (offset 0)
     assert np.allclose(z[:, 1], 18 / 20) and np.allclose(z[:, 2], 1 / 20) and np.allclose(z[:, 3], 1 / 20)
     assert fig.layout.meta and "alt" in str(fig.layout.meta)  # alt text recorded by describe()
+    assert "position-only" in fig.layout.title.text  # the default title
+    titled = peak_share_figure(peaks, window=(-3, 3), title="Peaks of real attention")
+    assert titled.layout.title.text == "Peaks of real attention"
     with pytest.raises(ValueError, match="low <= high"):
         peak_share_figure(peaks, window=(2, -2))
     with pytest.raises(ValueError, match="at least one table"):

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from posenc.compare import offset_dependence, time_position_vectors
+from posenc.compare import (
+    alternating_timings,
+    offset_dependence,
+    position_vector_samples,
+    ratio_spread,
+    time_position_vectors,
+    timing_spread,
+)
 from posenc.compare_plots import dot_product_by_offset_figure, timing_figure
 from posenc.learned import initial_table
 from posenc.sinusoidal import offset_dot_product, sinusoidal_table
@@ -88,3 +95,42 @@ def test_separate_keys_measure_scores_after_projection() -> None:
 def test_keys_must_match_the_table() -> None:
     with pytest.raises(ValueError, match="keys must have the shape"):
         offset_dependence(torch.zeros(10, 4), max_offset=3, keys=torch.zeros(10, 5))
+
+
+def test_alternating_timings_take_turns_and_keep_every_round() -> None:
+    order: list[str] = []
+    samples = alternating_timings({"a": lambda: order.append("a"), "b": lambda: order.append("b")},
+                                  repeats=3, number=2)
+    assert order == ["a", "b"] + ["a", "a", "b", "b"] * 3  # a warm-up call each, then the rounds in turn
+    assert set(samples) == {"a", "b"} and all(len(v) == 3 and min(v) >= 0 for v in samples.values())
+    with pytest.raises(ValueError, match="at least one"):
+        alternating_timings({}, repeats=1)
+
+
+def test_spreads_report_the_outlier_instead_of_hiding_it() -> None:
+    # A scripted clock: each sample reads it twice, and round 2 of "fast" hits a busy moment.
+    durations = [1.0, 2.0, 1.0, 2.0, 50.0, 2.0, 1.0, 2.0]  # fast, slow, fast, slow, ...
+    ticks = iter([reading for duration in durations for reading in (0.0, duration)])
+    samples = alternating_timings({"fast": lambda: None, "slow": lambda: None}, repeats=4, clock=lambda: next(ticks))
+    assert samples == {"fast": [1.0, 1.0, 50.0, 1.0], "slow": [2.0, 2.0, 2.0, 2.0]}
+    fast = timing_spread(samples["fast"])
+    assert (fast.median, fast.low, fast.high, fast.n) == (1.0, 1.0, 50.0, 4)
+    ratio = ratio_spread(samples, "fast", "slow")
+    assert ratio.median == 0.5 and ratio.high == 25.0  # the outlier is in the range, not in the median
+    with pytest.raises(ValueError, match="no samples named"):
+        ratio_spread(samples, "fast", "missing")
+    with pytest.raises(ValueError, match="one pair per round"):
+        ratio_spread({"a": [1.0], "b": [1.0, 2.0]}, "a", "b")
+    with pytest.raises(ValueError, match="must not be empty"):
+        timing_spread([])
+
+
+def test_timing_figure_draws_the_range_of_the_repeats() -> None:
+    samples = position_vector_samples(16, 8, batch=2, number=2, repeats=3)
+    spreads = {(16, 8): {name: timing_spread(values) for name, values in samples.items()}}
+    fig = timing_figure(spreads)
+    first = fig.data[0]
+    assert first.error_y.array is not None and min(first.error_y.array) >= 0 and min(first.error_y.arrayminus) >= 0
+    assert "whiskers" in fig.layout.meta["alt"]
+    plain = timing_figure({(16, 8): time_position_vectors(16, 8, batch=2, number=2, repeats=2)})
+    assert plain.data[0].error_y.array is None

@@ -97,8 +97,8 @@ def test_teaching_modules_never_import_the_book_helpers() -> None:
 #: module needs a place here.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("checks", "palette", "runtime", "book.evals"),
-    ("sinusoidal", "tasks", "results", "book.factcheck"),
-    ("learned", "extrapolate", "order"),
+    ("sinusoidal", "corpus", "results", "perplexity", "book.factcheck"),
+    ("learned", "extrapolate", "order", "tasks"),
     ("schemes", "params", "compare"),
     ("relative", "hybrid"),
     ("registry", "rope_scaling"),

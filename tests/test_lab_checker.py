@@ -181,8 +181,9 @@ _REPORTS: dict[str, LabReport] = {}
 
 def report_of(context: Any, lab: LabServer, name: str) -> LabReport:
     if name not in _REPORTS:
-        # A short wait for a figure to change: the frozen explorer waits it out in full.
-        _REPORTS[name] = inspect_notebook(context, lab, name, run_timeout=120, explorer_timeout=10)
+        # A short wait for a figure to change (these figures redraw in well under a second): the
+        # frozen explorer waits it out in full, once per route.
+        _REPORTS[name] = inspect_notebook(context, lab, name, run_timeout=120, explorer_timeout=4)
     return _REPORTS[name]
 
 

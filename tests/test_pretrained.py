@@ -1,8 +1,11 @@
-"""Tests for posenc.pretrained: the offline MiniLM table and the general safetensors loader."""
+"""Tests for posenc.pretrained: the offline MiniLM table, the general safetensors loader, and
+MiniLM's layer-0 attention on real text (transformers, offline)."""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +18,15 @@ from posenc.pretrained import (
     PositionKeyError,
     checkpoint_keys,
     find_position_key,
+    load_minilm_attention,
     load_minilm_position_table,
     load_position_table,
+    minilm_text_attention,
     resolve_checkpoint,
+    text_attention,
+    token_vectors,
 )
+from posenc.pretrained import _hub_offline, _minilm_folder
 
 
 def write_checkpoint(folder: Path, tensors: dict[str, torch.Tensor], name: str = "model.safetensors") -> Path:
@@ -138,3 +146,73 @@ def test_non_table_tensors_are_rejected(tmp_path: Path) -> None:
         load_position_table(tmp_path)
     with pytest.raises(TypeError, match="floating-point"):
         load_position_table(tmp_path, key="ids")
+
+
+SENTENCE = "The brave men, living and dead, who struggled here, have consecrated it."
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def minilm_attention_on_a_sentence():
+    """MiniLM's layer 0 on one sentence, with every attempt to open a network connection refused."""
+    def refuse(*args, **kwargs):
+        raise OSError("network access attempted during an offline test")
+
+    original = socket.socket.connect
+    socket.socket.connect = refuse  # type: ignore[method-assign]
+    try:
+        return minilm_text_attention([SENTENCE])[0]
+    finally:
+        socket.socket.connect = original  # type: ignore[method-assign]
+
+
+def test_real_text_attention_is_read_offline_with_the_checkpoint_tokenizer(minilm_attention_on_a_sentence) -> None:
+    result = minilm_attention_on_a_sentence
+    n = len(result.tokens)
+    assert result.tokens[0] == "[CLS]" and result.tokens[-1] == "[SEP]" and "brave" in result.tokens
+    assert result.input_ids.shape == (n,) and result.weights.shape == (12, n, n)
+    assert np.allclose(result.weights.sum(axis=-1), 1.0, atol=1e-5) and (result.weights >= 0).all()
+
+
+def test_the_hub_is_switched_off_only_while_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    for before in (None, "0"):
+        if before is None:
+            monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        else:
+            monkeypatch.setenv("HF_HUB_OFFLINE", before)
+        with _hub_offline():
+            assert os.environ["HF_HUB_OFFLINE"] == "1"
+        assert os.environ.get("HF_HUB_OFFLINE") == before
+
+
+def test_position_only_logits_plus_the_tokens_are_layer_zero(minilm_attention_on_a_sentence) -> None:
+    # The book's position-only view (chapter 5) is layer 0 with the word and segment vectors left out:
+    # put them back and the softmax of its logits is transformers' own attention.
+    result = minilm_attention_on_a_sentence
+    weights = load_minilm_attention().weights
+    n = len(result.input_ids)
+    tokens = token_vectors(_minilm_folder(), result.input_ids)
+    rebuilt = _softmax(weights.logits(weights.table[:n] + tokens))
+    assert np.abs(rebuilt - result.weights).max() < 1e-5
+    # The comparison can fail: the same tokens one position later give other attention.
+    shifted = _softmax(weights.logits(weights.table[1 : n + 1] + tokens))
+    assert np.abs(shifted - result.weights).max() > 1e-2
+
+
+def test_text_attention_errors(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not a single string"):
+        minilm_text_attention("one string")
+    with pytest.raises(ValueError, match="non-empty string"):
+        minilm_text_attention([""])
+    with pytest.raises(ValueError, match="layer must be <"):
+        minilm_text_attention(["a sentence"], layer=6)
+    with pytest.raises(FileNotFoundError, match="not a checkpoint folder"):
+        text_attention(tmp_path / "missing", ["a sentence"])
+    with pytest.raises(ValueError, match="input_ids must lie in"):
+        token_vectors(_minilm_folder(), np.array([5, 10**6]))
+    with pytest.raises(ValueError, match="segment must be <"):
+        token_vectors(_minilm_folder(), np.array([5]), segment=2)

@@ -350,3 +350,48 @@ def test_rope_scheme_position_interpolation_in_a_model() -> None:
         model.position.set_position_interpolation(4)
     with pytest.raises(ValueError, match="target_len must be >= train_len=8"):
         model.position.set_position_interpolation(8, 4)
+
+
+# -- partial rotation (partial RoPE, p-RoPE) -----------------------------------------------------------
+def test_partial_ladders_against_transformers() -> None:
+    """'truncated' is Gemma 4's 'proportional'; 'compressed' is GLM-4.5's partial_rotary_factor."""
+    import warnings
+
+    from transformers import Glm4MoeConfig, LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.glm4_moe.modeling_glm4_moe import Glm4MoeRotaryEmbedding
+
+    from posenc.relative import partial_inverse_frequencies
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gemma_like = LlamaConfig(hidden_size=256, num_attention_heads=4, head_dim=64, rope_parameters={
+            "rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 0.25})
+        proportional, _ = ROPE_INIT_FUNCTIONS["proportional"](gemma_like, None)
+        glm_like = Glm4MoeConfig(hidden_size=256, num_attention_heads=4, head_dim=64, partial_rotary_factor=0.5,
+                                 rope_parameters={"rope_type": "default", "rope_theta": 1e4,
+                                                  "partial_rotary_factor": 0.5})
+        compressed, _ = Glm4MoeRotaryEmbedding.compute_default_rope_parameters(glm_like, None)
+    truncated = partial_inverse_frequencies(64, 0.25, base=1e6, ladder="truncated")
+    assert torch.allclose(truncated, proportional.double(), rtol=1e-6, atol=0)
+    ours = partial_inverse_frequencies(64, 0.5, base=1e4, ladder="compressed")
+    assert torch.allclose(ours[:16], compressed.double(), rtol=1e-6, atol=0) and not ours[16:].any()
+    # the compressed ladder spans the full range of speeds on fewer pairs; the truncated one drops the slow ones
+    assert ours[15] < 1e-3 < truncated[7] and truncated[8:].eq(0).all()
+
+
+def test_a_partial_rope_scheme_leaves_the_other_pairs_untouched() -> None:
+    scheme = make_position_scheme("rope", d_model=32, n_heads=2, max_len=8, partial=0.25, layout="interleaved")
+    q = torch.randn(1, 2, 5, 16, dtype=torch.float64)
+    rotated, _ = scheme.rotate(q, q, torch.arange(5))
+    assert torch.equal(rotated[..., 4:], q[..., 4:])  # pairs 2..7 have speed 0: no rotation
+    assert not torch.allclose(rotated[..., :4], q[..., :4])
+    from posenc.rope_scaling import RopeScaling
+
+    scheme.set_scaling(RopeScaling.for_length("yarn", train_len=8, target_len=32))
+    scaled, _ = scheme.rotate(q, q, torch.arange(5))
+    assert torch.allclose(scaled[..., 4:], q[..., 4:] * scheme.scaling.query_key_scale, rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="rotates no pair"):
+        make_position_scheme("rope", d_model=32, n_heads=2, max_len=8, partial=0.05)
+    with pytest.raises(ValueError, match="ladder must be one of"):
+        make_position_scheme("rope", d_model=32, n_heads=2, max_len=8, partial=0.5, ladder="middle")

@@ -179,3 +179,24 @@ def test_errors_name_what_is_missing() -> None:
         Conclusion("x", "", Side("rope", "new@32"), 0.5, tasks=())
     with pytest.raises(ValueError, match="over entry must be one of"):
         Conclusion("x", "", Side("rope", "new@32"), 0.5, tasks=("copy_offset",), over=("seed",))
+
+
+def test_a_level_on_either_side_and_the_close_relation() -> None:
+    fails = Conclusion("alibi fails", "ALiBi does not solve copy-half", 0.9, Side("alibi", "accuracy"),
+                       tasks=("copy_half",), over=("anchor",))
+
+    def score(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        return {"accuracy": (0.99 if anchor else 0.6) + noise(seed)}
+
+    runs = grid(score, schemes=("alibi",), tasks=("copy_half",), rates=(3e-3,))
+    verdict = evaluate(fails, runs)
+    assert verdict.kind == "conditional" and verdict.where_it_fails == "fails with an anchor"
+    close = Conclusion("same", "", Side("alibi", "accuracy", where={"bos_token": True}),
+                       Side("alibi", "accuracy", where={"bos_token": True}), tasks=("copy_half",), margin=0.02,
+                       relation="close", over=())
+    assert evaluate(close, runs).kind == "robust"  # a side against itself: difference 0
+    assert compare({0: 0.5, 1: 0.52}, {0: 0.6, 1: 0.61}, paired=True, margin=0.02, relation="close").status == "reversed"
+    with pytest.raises(ValueError, match="needs a margin"):
+        Conclusion("x", "", Side("a", "m"), Side("b", "m"), tasks=("t",), relation="close")
+    with pytest.raises(ValueError, match="cannot both be levels"):
+        Conclusion("x", "", 0.5, 0.9, tasks=("t",))

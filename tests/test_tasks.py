@@ -32,7 +32,7 @@ FAST = settings(max_examples=30, deadline=None)
 
 
 def test_registry() -> None:
-    assert available_tasks() == ["copy_offset", "reverse", "marker_recall", "copy_half"]
+    assert available_tasks() == ["copy_offset", "reverse", "marker_recall", "copy_half", "text"]
     assert isinstance(make_task("copy_offset", offset=3), CopyOffsetTask)
     assert make_task("reverse", n_symbols=8).vocab_size == 8
 
@@ -120,6 +120,7 @@ def test_each_task_names_its_kind_and_whether_a_causal_model_can_solve_it() -> N
         "reverse": ("absolute, length-tied", False),
         "marker_recall": ("long-range content", True),
         "copy_half": ("absolute", True),
+        "text": ("language model", True),
     }
 
 

@@ -1,0 +1,148 @@
+"""Bits per byte of a byte-level language model on held-out text, against the length it reads.
+
+Press et al. (2022, ALiBi) plot perplexity against evaluation length and evaluate in two ways,
+which give different curves (their Appendix B):
+
+* **non-overlapping** (``"chunks"``): cut the text into consecutive windows of ``L`` bytes and
+  score every position of each window. Early positions of a window see little context (the
+  "early token curse"), so a longer window lowers the loss partly because fewer positions
+  are early, not because far context helps.
+* **sliding window** (``"sliding"``): windows of ``L`` bytes advance by a stride ``S``; the
+  first window scores all its positions, each later one only its last ``S``, so every byte is
+  scored once and (after the first window) with at least ``L - S`` bytes of context.
+
+Past the training length the right score is on **new positions** only (offsets ``>= train_len``
+inside a window): :func:`length_scores` reports it beside the score over every position.
+
+Losses are cross-entropies in bits (natural-log loss / ln 2), averaged over the scored bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch.nn import functional as F
+
+from posenc.checks import check_choice, check_positive_int
+
+__all__ = ["MODES", "EVAL_BYTES", "ScoredBytes", "scored_bytes", "length_scores"]
+
+#: How a text is cut into windows (see the module docstring).
+MODES: tuple[str, ...] = ("chunks", "sliding")
+#: Bytes of the test text that are scored (its first ones): every method and length reads the same text.
+EVAL_BYTES = 65_536
+
+
+@dataclass(frozen=True)
+class ScoredBytes:
+    """The loss of every scored byte and where it sat in its window.
+
+    Attributes:
+        bits: ``(n,)`` float64 cross-entropy of each scored byte, in bits.
+        offsets: ``(n,)`` long: its position inside its window (``0`` = the window's first byte).
+    """
+
+    bits: torch.Tensor
+    offsets: torch.Tensor
+
+    def mean(self, *, from_offset: int = 0) -> float:
+        """Mean bits per byte over the bytes at offsets ``>= from_offset``."""
+        chosen = self.bits[self.offsets >= from_offset]
+        if chosen.numel() == 0:
+            raise ValueError(f"no scored byte sits at an offset >= {from_offset}")
+        return float(chosen.mean())
+
+
+def _windows(n_bytes: int, length: int, mode: str, stride: int) -> list[tuple[int, int]]:
+    """``(start, first scored offset)`` of every window over ``n_bytes + 1`` bytes (targets need one more)."""
+    if mode == "chunks":
+        return [(start, 0) for start in range(0, n_bytes - length + 1, length)]
+    windows = [(0, 0)]
+    start = stride
+    while start + length <= n_bytes:
+        windows.append((start, length - stride))
+        start += stride
+    return windows
+
+
+@torch.no_grad()
+def scored_bytes(
+    model: Callable[[torch.Tensor], torch.Tensor],
+    data: torch.Tensor,
+    length: int,
+    *,
+    mode: str = "chunks",
+    stride: int | None = None,
+    batch_size: int = 8,
+) -> ScoredBytes:
+    """Score ``data`` (a 1-D stream of bytes) with ``model`` reading windows of ``length`` bytes.
+
+    Args:
+        model: maps ``(batch, length)`` long tokens to ``(batch, length, 256)`` logits (causal).
+        data: ``(n,)`` bytes (any integer dtype); targets are the next bytes, so ``n > length``.
+        length: the window, in bytes.
+        mode: ``"chunks"`` or ``"sliding"`` (:data:`MODES`).
+        stride: the sliding window's step (default ``length // 4``); ignored for chunks.
+        batch_size: windows per forward pass.
+
+    Returns:
+        A :class:`ScoredBytes` with every scored byte once.
+    """
+    length = check_positive_int("length", length)
+    check_choice("mode", mode, MODES)
+    stride = check_positive_int("stride", stride if stride is not None else max(1, length // 4))
+    if stride > length:
+        raise ValueError(f"stride must be <= length ({length}), got {stride}")
+    if data.ndim != 1 or data.numel() <= length:
+        raise ValueError(f"data must be a 1-D stream of more than length={length} bytes, got shape "
+                         f"{tuple(data.shape)}")
+    stream = data.long()
+    windows = _windows(stream.numel() - 1, length, mode, stride)
+    bits, offsets = [], []
+    span = torch.arange(length)
+    was_training = getattr(model, "training", False)
+    if hasattr(model, "eval"):
+        model.eval()
+    try:
+        for first in range(0, len(windows), batch_size):
+            batch = windows[first : first + batch_size]
+            starts = torch.tensor([start for start, _ in batch])[:, None]
+            tokens, targets = stream[starts + span], stream[starts + span + 1]
+            logits = model(tokens)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).double(), targets.reshape(-1),
+                                   reduction="none").view(len(batch), length) / math.log(2.0)
+            for row, (_, scored_from) in enumerate(batch):
+                bits.append(loss[row, scored_from:])
+                offsets.append(span[scored_from:])
+    finally:
+        if was_training and hasattr(model, "train"):
+            model.train(True)
+    return ScoredBytes(torch.cat(bits), torch.cat(offsets))
+
+
+def length_scores(
+    model: Callable[[torch.Tensor], torch.Tensor],
+    data: torch.Tensor,
+    length: int,
+    *,
+    train_len: int,
+    n_bytes: int = EVAL_BYTES,
+) -> dict[str, float]:
+    """The three scores the book reports at one evaluation length.
+
+    Returns:
+        ``{"bpb": ..., "bpb_slide": ...}`` and, for ``length > train_len``, ``"bpb_new"``: bits
+        per byte over every position of non-overlapping windows, over the sliding windows'
+        scored bytes (stride ``length // 4``), and over the non-overlapping windows' positions
+        ``>= train_len`` only. The first ``n_bytes + 1`` bytes of ``data`` are read.
+    """
+    train_len = check_positive_int("train_len", train_len)
+    text = data[: check_positive_int("n_bytes", n_bytes) + 1]
+    chunks = scored_bytes(model, text, length, mode="chunks")
+    scores = {"bpb": chunks.mean(), "bpb_slide": scored_bytes(model, text, length, mode="sliding").mean()}
+    if length > train_len:
+        scores["bpb_new"] = chunks.mean(from_offset=train_len)
+    return scores

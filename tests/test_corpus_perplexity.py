@@ -1,0 +1,91 @@
+"""posenc.corpus (the real-text snapshot) and posenc.perplexity (bits per byte against the length read)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import pytest
+import torch
+
+from posenc.corpus import SPLITS, corpus_path, load_documents, split_bytes, verify_corpus
+from posenc.perplexity import length_scores, scored_bytes
+from posenc.tasks import make_generator, make_task
+
+
+def test_the_snapshot_matches_its_checksum_and_its_manifest() -> None:
+    path = corpus_path()
+    manifest = json.loads(path.with_name("python_docs.json").read_text())
+    assert verify_corpus() == manifest["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    documents = load_documents()
+    for split in SPLITS:
+        ours = [d for d in documents if d.split == split]
+        assert len(ours) == manifest["splits"][split]["documents"] > 0
+        assert sum(len(d.text.encode()) for d in ours) == manifest["splits"][split]["bytes"]
+    assert "PSF LICENSE AGREEMENT" in path.with_name("python_docs_LICENSE.txt").read_text()
+
+
+def test_every_document_is_in_exactly_one_split_and_splits_share_no_text() -> None:
+    documents = load_documents()
+    paths = [d.path for d in documents]
+    assert len(paths) == len(set(paths))
+    assert {d.split for d in documents} == set(SPLITS)
+    train = {d.text for d in documents if d.split == "train"}
+    assert not train & {d.text for d in documents if d.split != "train"}
+    assert split_bytes("test").numel() > 100_000
+
+
+def test_the_text_task_predicts_the_next_byte_of_its_split() -> None:
+    task = make_task("text")
+    tokens, targets = task.sample(3, 50, make_generator(0))
+    assert tokens.shape == targets.shape == (3, 50) and torch.equal(tokens[:, 1:], targets[:, :-1])
+    test = task.for_split("test")
+    assert test.options() == {"split": "test", "corpus": "python_docs"} and task.for_split("train").options() == task.options()
+    window = bytes(test.sample(1, 40, make_generator(1))[0][0].tolist())
+    assert window in bytes(split_bytes("test").tolist())
+    with pytest.raises(ValueError, match="split must be one of"):
+        make_task("text", split="dev")
+
+
+class Uniform(torch.nn.Module):
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(*tokens.shape, 256)
+
+
+class NextIsPlusOne(torch.nn.Module):
+    """Puts (almost) all probability on byte + 1: perfect on a stream 0, 1, 2, ..."""
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return 50.0 * torch.nn.functional.one_hot((tokens + 1) % 256, 256).float()
+
+
+def test_bits_per_byte_on_hand_made_streams() -> None:
+    stream = torch.arange(1000) % 256
+    assert scored_bytes(Uniform(), stream, 64).mean() == pytest.approx(8.0)  # log2(256)
+    assert scored_bytes(NextIsPlusOne(), stream, 64).mean() < 1e-15
+    scores = length_scores(Uniform(), stream, 128, train_len=64, n_bytes=999)
+    assert scores == pytest.approx({"bpb": 8.0, "bpb_slide": 8.0, "bpb_new": 8.0})
+    assert "bpb_new" not in length_scores(Uniform(), stream, 64, train_len=64, n_bytes=999)
+
+
+def test_each_byte_is_scored_once_with_the_context_the_mode_promises() -> None:
+    stream = torch.arange(1001) % 7
+    chunks = scored_bytes(Uniform(), stream, 100, mode="chunks")
+    assert chunks.offsets.numel() == 1000 and torch.equal(chunks.offsets, torch.arange(1000) % 100)
+    sliding = scored_bytes(Uniform(), stream, 100, mode="sliding", stride=25)
+    # the first window scores its 100 bytes, each later one its last 25: (1000 - 100) / 25 = 36 more windows
+    assert sliding.offsets.numel() == 100 + 36 * 25
+    assert int((sliding.offsets[100:] < 75).sum()) == 0  # every later byte has at least 75 bytes of context
+    assert chunks.mean(from_offset=50) == pytest.approx(math.log2(256))
+
+
+def test_errors_name_the_argument() -> None:
+    with pytest.raises(ValueError, match="mode must be one of"):
+        scored_bytes(Uniform(), torch.arange(100), 10, mode="windows")
+    with pytest.raises(ValueError, match="stride must be <= length"):
+        scored_bytes(Uniform(), torch.arange(100), 10, mode="sliding", stride=20)
+    with pytest.raises(ValueError, match="more than length=10 bytes"):
+        scored_bytes(Uniform(), torch.arange(10), 10)
+    with pytest.raises(ValueError, match="no scored byte sits at an offset >= 50"):
+        scored_bytes(Uniform(), torch.arange(100), 10).mean(from_offset=50)
