@@ -106,6 +106,12 @@ CLEAN_BODY = "\n".join(
         # A title too long for a phone (or for this column): it has to wrap, not be cut off.
         _long_figure("a title of many words " * 6),
         '<div class="cell_output"><table><caption>A caption to read</caption><tr><td>1</td></tr></table></div>',
+        # A hidden cell that fades in for a minute once opened, as sphinx-togglebutton's blocks fade
+        # in (0.3 s, longer on a busy page): the contrast check reads the colours once the page is
+        # still, not a frame of the fade.
+        "<style>@keyframes fade { from { opacity: 0.1; } to { opacity: 1; } }"
+        " details[open] > .cell_output { animation: fade 60s; }</style>"
+        '<details><summary>Show the output</summary><div class="cell_output"><p>text that fades in</p></div></details>',
     ]
 )
 

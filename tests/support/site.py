@@ -460,6 +460,15 @@ _REVEAL_ALL = """() => {
   return revealed;
 }"""
 
+# Finish every running CSS animation and transition (e.g. the toggle's 0.3 s fade-in of an
+# opened block): the checks read the colours and boxes a reader sees once the page is still,
+# not a frame of a fade that a busy page may still be showing after the wait.
+_SETTLE = """() => {
+  for (const animation of document.getAnimations()) {
+    try { animation.finish(); } catch (error) { /* an endless animation cannot finish */ }
+  }
+}"""
+
 # Boxes wider than the text column, boxes that scroll sideways, and text a figure cuts off.
 _OVERFLOW = """(tolerance) => {
   const problems = [];
@@ -962,6 +971,7 @@ def check_page(
             lap("touch")
         if page.evaluate(_REVEAL_ALL):
             page.wait_for_timeout(500)  # plotly re-lays out the figures that were hidden
+        page.evaluate(_SETTLE)
         report.overflow = page.evaluate(_OVERFLOW, OVERFLOW_TOLERANCE_PX)
         report.contrast = page.evaluate(_CONTRAST, {"selector": viewport.contrast, "minimum": MIN_CONTRAST})
         lap("overflow and contrast")
