@@ -991,12 +991,14 @@ def check_page(
 
 
 def check_theme_switch(browser: Any, base_url: str, page_path: str, *, clicks: int = 3,
-                       block: str | None = None) -> list[str]:
+                       start: str | None = None, block: str | None = None) -> list[str]:
     """Press the theme button ``clicks`` times on a light system: each press must change what the
     reader sees (light and dark in turn, ``aria-pressed`` telling which), and a reload must keep
     the last choice. Runs in a fresh context (the choice is remembered in localStorage).
 
     Args:
+        start: the mode a reader chose on an earlier visit ("light", "dark" or "auto"), stored
+            as the theme stores it before the page is loaded again; None: a first visit.
         block: the name of a script to keep from loading (to show the check can fail).
     """
     context = viewport_context(browser, DESKTOP)
@@ -1006,6 +1008,9 @@ def check_theme_switch(browser: Any, base_url: str, page_path: str, *, clicks: i
         if block:
             page.route(f"**/{block}*", lambda route: route.abort())
         page.goto(urljoin(base_url, page_path), wait_until="load")
+        if start:
+            page.evaluate("(mode) => { localStorage.setItem('mode', mode); localStorage.setItem('theme', mode); }", start)
+            page.reload(wait_until="load")
         button = page.locator(".theme-switch-button").first
         theme = lambda: page.evaluate("() => document.documentElement.getAttribute('data-theme')")  # noqa: E731
         shown = theme()
