@@ -349,6 +349,15 @@ _PAINT_TIMES = """() => {
   return {paint: paint ? paint.startTime : null, dom: nav.domContentLoadedEventEnd,
           drawn: figures && figures.drawnAt ? figures.drawnAt : nav.loadEventEnd};
 }"""
+# Painted, and every figure drawn: by posenc-plotly.js after the first paint (it notes when it
+# is done), or, with plotly.js render-blocking, by the figures' own inline scripts (then
+# posenc-plotly.js never asks for plotly.js and its drawnAt stays null).
+_ALL_DRAWN = """() => {
+  if (!performance.getEntriesByName('first-contentful-paint').length) { return false; }
+  const drawn = Array.from(document.querySelectorAll('.plotly-graph-div')).every((gd) => gd._fullLayout);
+  const figures = window.posencFigures;
+  return drawn && (!figures || figures.drawnAt !== null || figures.plotlyRequestedAt === null);
+}"""
 #: Where the site's pages load their figure script; the "before" variant puts plotly.js in front of it.
 _FIGURE_SCRIPT = re.compile(r'<script src="([^"]*/)posenc-plotly\.js[^"]*"></script>')
 
@@ -380,10 +389,7 @@ def paint_times(root: Path, page: str, runs: int, *, blocking: bool = False) -> 
                 tab.route(base + page, lambda route: route.fulfill(
                     status=200, content_type="text/html; charset=utf-8", body=_blocking_plotly(source)))
             tab.goto(base + page, wait_until="load")
-            tab.wait_for_function(
-                "() => performance.getEntriesByName('first-contentful-paint').length > 0"
-                " && (!window.posencFigures || window.posencFigures.drawnAt !== null"
-                " || !document.querySelector('.plotly-graph-div'))", timeout=60_000)
+            tab.wait_for_function(_ALL_DRAWN, timeout=120_000)
             samples.append(tab.evaluate(_PAINT_TIMES))
             context.close()
     return samples
