@@ -70,7 +70,8 @@ CHECKS = {
                  "when clicked (tapped on the phone)",
     "overflow": "no figure, explorer or control reaches past the text column or scrolls sideways, and no "
                 "figure cuts off its own text",
-    "contrast": f"every text in output panels and captions has a contrast of at least {MIN_CONTRAST}:1",
+    "contrast": f"every text a reader sees (the page, its output panels and captions) has a contrast of at least "
+                f"{MIN_CONTRAST}:1 (axe-core's slower colour-contrast rule is left out)",
     "theme": "the page shows the theme the reader asked for (the system's dark mode on the phone)",
     "touch": "on a touch screen no figure zooms or pans when dragged, and a drag on a figure scrolls the page",
     "paint": "plotly.js does not block the first paint: it is asked for after it",
