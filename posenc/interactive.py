@@ -6,9 +6,10 @@ An :class:`Explorer` couples a plotly figure, an ``update`` function and a few
 * in a live kernel (JupyterLab 4, Notebook 7, VS Code): ipywidgets controls driving a
   ``plotly.graph_objects.FigureWidget``; every change calls ``update`` for the value the
   reader picked (any value in the control's live range, not only the grid);
-* in the static HTML site: the same figure with plotly sliders/buttons whose frames
-  were precomputed over the controls' grid values. A small site-wide script
-  (``book/_ext/assets/posenc-explorer.js``) swaps frames in the browser: no kernel, no network.
+* in the static HTML site: the same figure under HTML controls (buttons, a range slider or a
+  drop-down list per control) whose frames were precomputed over the controls' grid values.
+  A small site-wide script (``book/_ext/assets/posenc-explorer.js``) swaps frames in the
+  browser: no kernel, no network.
 
 Usage in a notebook::
 
@@ -51,10 +52,10 @@ __all__ = ["Control", "Frame", "Explorer"]
 MAX_FRAMES = 400
 #: Significant decimals kept for floats in the static page's JSON.
 JSON_DECIMALS = 4
-# Vertical space (px) of the static controls: menus stack above the plot, sliders below.
-MENU_BASE_PX = 34
-MENU_ROW_PX = 40
-SLIDER_ROW_PX = 80
+#: A control with text values is a row of buttons up to this many values and this many
+#: characters of labels in all; above, a drop-down list (the static site only).
+BUTTONS_MAX_VALUES = 6
+BUTTONS_MAX_LABEL_CHARS = 70
 
 
 @dataclass(frozen=True)
@@ -174,8 +175,72 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
+def _static_kind(control: Control) -> str:
+    """How the static site draws a control: ``slider`` (numbers), ``buttons`` or ``select``."""
+    if control.numeric:
+        return "slider"
+    label_chars = sum(len(str(v)) for v in control.values)
+    few = len(control.values) <= BUTTONS_MAX_VALUES and label_chars <= BUTTONS_MAX_LABEL_CHARS
+    return "buttons" if few else "select"
+
+
+def _controls_html(controls: Sequence[Control], uid: str) -> str:
+    """The static explorer's controls as plain HTML, at their default values.
+
+    One ``<div class="posenc-control" data-control="i">`` per control, in order: a group of
+    toggle buttons (``aria-pressed``), a range input over the value indices with an
+    ``<output>`` showing the value, or a ``<select>``. They wrap onto more lines in a narrow
+    column (``posenc.css``); ``posenc-explorer.js`` makes them drive the figure.
+    """
+    rows = []
+    for index, control in enumerate(controls):
+        kind = _static_kind(control)
+        field_id = f"{uid}-control-{index}"
+        labels = [html.escape(str(v)) for v in control.values]
+        active = list(control.values).index(control.start)
+        body, attributes = _CONTROL_HTML[kind](html.escape(control.text), labels, active, field_id)
+        rows.append(f'<div class="posenc-control posenc-control-{kind}" data-control="{index}"{attributes}>{body}</div>')
+    return f'<div class="posenc-controls">{"".join(rows)}</div>'
+
+
+def _buttons_html(label: str, labels: list[str], active: int, field_id: str) -> tuple[str, str]:
+    """A labelled group of toggle buttons; returns (inner HTML, attributes of the group)."""
+    buttons = "".join(
+        f'<button type="button" class="posenc-choice" data-index="{i}" aria-pressed="{str(i == active).lower()}">'
+        f"{text}</button>"
+        for i, text in enumerate(labels)
+    )
+    body = (
+        f'<span class="posenc-control-label" id="{field_id}-label">{label}</span>'
+        f'<span class="posenc-choices">{buttons}</span>'
+    )
+    return body, f' role="group" aria-labelledby="{field_id}-label"'
+
+
+def _slider_html(label: str, labels: list[str], active: int, field_id: str) -> tuple[str, str]:
+    """A range input over the value indices, its label and an ``<output>`` with the value."""
+    body = (
+        f'<label class="posenc-control-label" for="{field_id}">{label}</label>'
+        f'<output class="posenc-value" for="{field_id}">{labels[active]}</output>'
+        f'<input type="range" id="{field_id}" min="0" max="{len(labels) - 1}" step="1" value="{active}" '
+        f'aria-valuetext="{labels[active]}">'
+    )
+    return body, ""
+
+
+def _select_html(label: str, labels: list[str], active: int, field_id: str) -> tuple[str, str]:
+    """A labelled drop-down list, for a control with many or long values."""
+    options = "".join(
+        f'<option value="{i}"{" selected" if i == active else ""}>{text}</option>' for i, text in enumerate(labels)
+    )
+    return f'<label class="posenc-control-label" for="{field_id}">{label}</label><select id="{field_id}">{options}</select>', ""
+
+
+_CONTROL_HTML = {"buttons": _buttons_html, "slider": _slider_html, "select": _select_html}
+
+
 class Explorer:
-    """An interactive figure that works live (ipywidgets) and statically (plotly controls).
+    """An interactive figure that works live (ipywidgets) and statically (HTML controls).
 
     Args:
         figure: the figure skeleton: its traces (in order) are what ``Frame.traces`` indexes.
@@ -336,92 +401,32 @@ class Explorer:
 
     # -- static world --------------------------------------------------------------
     def static_figure(self) -> tuple[go.Figure, list[Any]]:
-        """The figure with plotly controls, and the precomputed frames in grid order.
+        """The figure at the default setting, and the precomputed frames in grid order.
 
         Frame ``k`` belongs to the combination of control indices whose mixed-radix
-        number (first control most significant) is ``k``.
+        number (first control most significant) is ``k``. The controls are not part of the
+        figure: :meth:`static_html` writes them as HTML, which wraps onto more lines in a
+        narrow column and works with touch and keyboard.
         """
         fig = go.Figure(self.figure)
         frames = []
         for combo in itertools.product(*(c.values for c in self.controls)):
             frame = self.frame(**dict(zip([c.name for c in self.controls], combo, strict=True)))
             frames.append({"traces": _to_jsonable(dict(frame.traces)), "layout": _to_jsonable(dict(frame.layout))})
-        sliders, menus, labels = [], [], []
-        menu_rows = [c for c in self.controls if not c.numeric]
-        slider_rows = [c for c in self.controls if c.numeric]
-        for control in self.controls:
-            active = list(control.values).index(control.start)
-            if control.numeric:
-                row = slider_rows.index(control)
-                sliders.append(
-                    dict(
-                        active=active,
-                        name=control.name,
-                        currentvalue=dict(prefix=f"{control.text}: ", font=dict(size=13)),
-                        pad=dict(t=55 + SLIDER_ROW_PX * row, b=0),
-                        len=1.0,
-                        x=0.0,
-                        y=0,
-                        yanchor="top",
-                        steps=[dict(label=str(v), method="skip", args=[None]) for v in control.values],
-                    )
-                )
-                continue
-            # Rows of menus sit above the plot, the first control on top.
-            row = len(menu_rows) - 1 - menu_rows.index(control)
-            labels_text = sum(len(str(v)) + 4 for v in control.values)
-            menus.append(
-                dict(
-                    type="buttons" if len(control.values) <= 6 and labels_text <= 70 else "dropdown",
-                    direction="right" if len(control.values) <= 6 and labels_text <= 70 else "down",
-                    name=control.name,
-                    active=active,
-                    showactive=True,
-                    x=0.0,
-                    xanchor="left",
-                    y=1.0,
-                    yanchor="bottom",
-                    pad=dict(t=0, b=MENU_BASE_PX + MENU_ROW_PX * row, l=0, r=0),
-                    buttons=[dict(label=str(v), method="skip", args=[None]) for v in control.values],
-                )
-            )
-            labels.append(
-                dict(
-                    text=f"{control.text}:",
-                    x=0.0,
-                    xref="paper",
-                    xanchor="right",
-                    xshift=-8,
-                    y=1.0,
-                    yref="paper",
-                    yanchor="bottom",
-                    yshift=MENU_BASE_PX + MENU_ROW_PX * row + 6,
-                    showarrow=False,
-                    font=dict(size=13),
-                )
-            )
-        height = int(fig.layout.height or 450)
-        top = int(fig.layout.margin.t or 50) + MENU_ROW_PX * len(menus) + (MENU_BASE_PX if menus else 0)
-        bottom = int(fig.layout.margin.b or 55) + SLIDER_ROW_PX * len(sliders)
-        left = max(int(fig.layout.margin.l or 60), 115 if menus else 0)
-        fig.update_layout(
-            sliders=sliders,
-            updatemenus=menus,
-            annotations=list(fig.layout.annotations) + labels,
-            height=height + SLIDER_ROW_PX * len(sliders) + MENU_ROW_PX * len(menus),
-            margin=dict(t=top, b=bottom, l=left),
-            title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12)),
-        )
         return fig, frames
 
     def static_html(self) -> str:
-        """HTML of the static explorer for the site (needs plotly.js and posenc-explorer.js)."""
+        """HTML of the static explorer for the site (needs plotly.js and posenc-explorer.js).
+
+        The controls come first (:func:`_controls_html`), then the figure, the frames as JSON
+        and the caption. The site's script swaps frames when a control changes.
+        """
         fig, frames = self.static_figure()
         uid = f"posenc-explorer-{uuid.uuid4().hex[:12]}"
         spec = {
             "figure": f"{uid}-figure",
             "controls": [
-                {"name": c.name, "kind": "slider" if c.numeric else "buttons", "size": len(c.values)}
+                {"name": c.name, "kind": _static_kind(c), "size": len(c.values), "labels": [str(v) for v in c.values]}
                 for c in self.controls
             ],
             "frames": frames,
@@ -429,6 +434,7 @@ class Explorer:
         payload = json.dumps(spec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
         parts = [
             f'<div class="posenc-explorer" id="{uid}" data-spec="{uid}-spec">',
+            _controls_html(self.controls, uid),
             figure_html(fig, div_id=f"{uid}-figure"),
             f'<script type="application/json" id="{uid}-spec">{payload}</script>',
         ]
