@@ -46,7 +46,8 @@ from posenc.schemes import PositionScheme, check_hook_positions, check_queries_k
 
 
 class FrequencyScaling(Protocol):
-    """What :meth:`RopeScheme.set_scaling` needs of a scaling (:class:`posenc.rope_scaling.RopeScaling`)."""
+    """What :meth:`RopeScheme.set_scaling` needs of a scaling (:class:`posenc.rope_scaling.RopeScaling`,
+    :class:`~posenc.rope_scaling.LongRopeScaling`); :func:`check_scaling` checks it."""
 
     @property
     def query_key_scale(self) -> float: ...
@@ -495,8 +496,9 @@ class RopeScheme(PositionScheme):
         """Rotate with the speeds (and YaRN's temperature) of ``scaling``, or plainly with ``None``.
 
         Args:
-            scaling: a :class:`posenc.rope_scaling.RopeScaling`; for dynamic NTK the current
-                length is the largest position of the input + 1.
+            scaling: a :class:`posenc.rope_scaling.RopeScaling` or
+                :class:`~posenc.rope_scaling.LongRopeScaling` (:func:`check_scaling`); for dynamic NTK and
+                LongRoPE the current length is the largest position of the input + 1.
         """
         scaling = check_scaling("scaling", scaling)
         if scaling is not None and self.interpolation is not None:
