@@ -37,6 +37,7 @@ HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="vendor/posenc.css">
+<link rel="stylesheet" href="vendor/posenc-print.css">
 {plotly_js}
 <script defer src="vendor/mathjax/tex-chtml.js"></script>
 {extra_head}
