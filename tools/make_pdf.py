@@ -1013,7 +1013,9 @@ def readme_block(report: PrintReport | dict[str, Any]) -> str:
         f"{data['explorers']} explorers printed as small multiples, {data['figures']} figures, "
         f"{data['solutions']} worked solutions; printed in {data['seconds']['total']:.0f} s "
         f"({data['prints']} prints of the book until its page numbers settled). The print-only small multiples "
-        f"add at most {added.get(heaviest, 0) / 1e3:.0f} kB to a page of the site ({heaviest}).\n"
+        f"add at most {added.get(heaviest, 0) / 1e3:.0f} kB to a page of the site ({heaviest}). Appendix C's "
+        f"timings are measured while the book builds, so another machine's print can run a page or two longer "
+        f"or shorter.\n"
         f"{README_END}"
     )
 
