@@ -17,7 +17,10 @@ Prints:
 4. sinusoidal table precision and time ratio against the source texts' float32 recipe (from
    ``benchmarks/sinusoidal_bench.py``);
 5. per-page weight of the built site: HTML bytes, the explorer JSON and figure JSON inside
-   it, and the JavaScript the page loads.
+   it, and the JavaScript the page loads;
+6. first paint (the Performance API's first-contentful-paint) of the heaviest page with figures,
+   loaded cold in headless Chromium, as built (plotly.js runs after the first paint) and with
+   plotly.js render-blocking in the head as the site loaded it before; and of a page without figures.
 
 Timings depend on the load of the machine; the script prints the core count and load
 average so the figures can be read in context.
@@ -307,6 +310,8 @@ def page_weight(root: Path, page: str) -> dict[str, Any]:
         local = (path.parent / src.split("?")[0]).resolve()
         if local.is_file():
             scripts.add(local)
+            if local.name == "posenc-plotly.js":  # it loads plotly.js from its own folder
+                scripts.add(local.parent / "plotly.min.js")
     return {
         "page": page,
         "html": path.stat().st_size,
@@ -336,6 +341,88 @@ def bench_pages(root: Path) -> None:
           "shared by all pages and cached by the browser)")
 
 
+# -- 6. first paint ---------------------------------------------------------------------------
+_PAINT_TIMES = """() => {
+  const paint = performance.getEntriesByName('first-contentful-paint')[0];
+  const nav = performance.getEntriesByType('navigation')[0];
+  const figures = window.posencFigures;
+  return {paint: paint ? paint.startTime : null, dom: nav.domContentLoadedEventEnd,
+          drawn: figures && figures.drawnAt ? figures.drawnAt : nav.loadEventEnd};
+}"""
+# Painted, and every figure drawn: by posenc-plotly.js after the first paint (it notes when it
+# is done), or, with plotly.js render-blocking, by the figures' own inline scripts (then
+# posenc-plotly.js never asks for plotly.js and its drawnAt stays null).
+_ALL_DRAWN = """() => {
+  if (!performance.getEntriesByName('first-contentful-paint').length) { return false; }
+  const drawn = Array.from(document.querySelectorAll('.plotly-graph-div')).every((gd) => gd._fullLayout);
+  const figures = window.posencFigures;
+  return drawn && (!figures || figures.drawnAt !== null || figures.plotlyRequestedAt === null);
+}"""
+#: Where the site's pages load their figure script; the "before" variant puts plotly.js in front of it.
+_FIGURE_SCRIPT = re.compile(r'<script src="([^"]*/)posenc-plotly\.js[^"]*"></script>')
+
+
+def heaviest_figure_page(root: Path) -> str | None:
+    """The page of the table of contents with the most HTML among those that show a figure."""
+    pages = [page for page in toc_pages() if (root / page).is_file()]
+    weights = [page_weight(root, page) for page in pages]
+    with_figures = [w for w in weights if w["figures"]]
+    return max(with_figures, key=lambda w: w["html"])["page"] if with_figures else None
+
+
+def _blocking_plotly(html: str) -> str:
+    """The page as the site served it before: plotly.js in a plain <script> tag in the head."""
+    return _FIGURE_SCRIPT.sub(lambda m: f'<script src="{m.group(1)}plotly.min.js"></script>\n{m.group(0)}', html, count=1)
+
+
+def paint_times(root: Path, page: str, runs: int, *, blocking: bool = False) -> list[dict[str, float]]:
+    """First paint, DOMContentLoaded and all figures drawn (ms after navigation), one cold load each."""
+    from tools.browser import launch_browser, new_context, serve
+
+    source = (root / page).read_text(encoding="utf-8")
+    samples = []
+    with serve(root) as base, launch_browser() as browser:
+        for _ in range(runs):
+            context = new_context(browser)
+            tab = context.new_page()
+            if blocking:
+                tab.route(base + page, lambda route: route.fulfill(
+                    status=200, content_type="text/html; charset=utf-8", body=_blocking_plotly(source)))
+            tab.goto(base + page, wait_until="load")
+            tab.wait_for_function(_ALL_DRAWN, timeout=120_000)
+            samples.append(tab.evaluate(_PAINT_TIMES))
+            context.close()
+    return samples
+
+
+def _spread(samples: list[dict[str, float]], key: str) -> str:
+    values = [s[key] / 1000 for s in samples if s.get(key) is not None]
+    if not values:
+        return "n/a"
+    return f"{statistics.median(values):5.2f} s (min {min(values):.2f}, max {max(values):.2f})"
+
+
+def bench_first_paint(root: Path, runs: int) -> None:
+    from tools.browser import missing_chromium
+
+    heading("6. First paint (Performance API: first-contentful-paint), cold loads in headless Chromium")
+    reason = missing_chromium()
+    page = heaviest_figure_page(root)
+    if reason or page is None:
+        print(reason or f"no page with figures in {root}")
+        return
+    print(f"heaviest page with figures: {page}; {runs} cold loads each (new browser context, empty cache)")
+    print(f"{'':<44}{'first paint':<32}{'all figures drawn':<32}")
+    rows = [("as built: plotly.js after the first paint", paint_times(root, page, runs)),
+            ("before: plotly.js render-blocking in <head>", paint_times(root, page, runs, blocking=True))]
+    plain = next((p for p in toc_pages() if (root / p).is_file() and not page_weight(root, p)["figures"]
+                  and p.startswith("book/0")), None)
+    for label, samples in rows:
+        print(f"{label:<44}{_spread(samples, 'paint'):<32}{_spread(samples, 'drawn'):<32}")
+    if plain:
+        print(f"{'page without figures: ' + plain:<44}{_spread(paint_times(root, plain, runs), 'paint'):<32}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skip-build", action="store_true", help="skip the clean/cached build timings")
@@ -344,12 +431,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="build into this folder and keep it (default: a temporary folder, removed)")
     parser.add_argument("--runs", type=int, default=30, help="timed explorer updates (default 30)")
     parser.add_argument("--sinusoidal-runs", type=int, default=9, help="timed runs per table method (default 9)")
+    parser.add_argument("--paint-runs", type=int, default=7, help="cold page loads per first-paint figure (default 7)")
+    parser.add_argument("--only-paint", action="store_true", help="only the page weight and first paint of the built site")
     args = parser.parse_args(argv)
 
     print("# posenc book: performance figures")
     machine()
     pages_root = site_dir()
     workdir = args.keep_build or Path(tempfile.mkdtemp(prefix="posenc-bench-"))
+    if args.only_paint:
+        bench_pages(pages_root)
+        bench_first_paint(pages_root, args.paint_runs)
+        return 0
     try:
         if not args.skip_build:
             built = bench_builds(workdir)
@@ -362,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_sinusoidal(args.sinusoidal_runs)
         if (pages_root / "index.html").is_file():
             bench_pages(pages_root)
+            bench_first_paint(pages_root, args.paint_runs)
         else:
             heading("5. Page weight")
             print(f"no built site at {pages_root}: run `make book` or drop --skip-build")

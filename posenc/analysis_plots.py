@@ -326,8 +326,9 @@ def analysis_explorer(
     for k in range(n_components):
         fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name=f"PC{k + 1}",
                                  line=dict(color=colour(k), width=1.5)))
+    # The single curve of the norm and distance analyses: solid (the template would dash it).
     fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="value", showlegend=False,
-                             line=dict(color=OKABE_ITO[5], width=2)))
+                             line=dict(color=OKABE_ITO[5], width=2, dash="solid")))
     line_index = 1 + n_components
     fig.update_layout(height=520, title=dict(text=""), margin=dict(t=90))
     describe(
@@ -389,10 +390,29 @@ def analysis_explorer(
         fig,
         update,
         controls,
+        title="Four analyses of position tables",
+        # On paper: every analysis of the first table, then the similarity of two more tables.
+        print_settings=([{"table": names[0], "analysis": analysis} for analysis in ANALYSES]
+                        + [{"table": name, "analysis": "similarity"} for name in names[1:3]])[:6],
         caption="Choose a table and an analysis; the slider limits the view to the first N positions "
         "(the analyses themselves use the whole table). Heatmaps show at most "
         f"{max_cells} positions per side.",
     )
+
+
+def _attention_print_settings(summaries: Mapping[str, Sequence[HeadPeaks]]) -> list[dict[str, object]]:
+    """What the attention explorer prints: per table (the first two), its two heads whose peak
+    offset is most concentrated and its least concentrated head, by the share of queries at the
+    head's most common offset."""
+    settings: list[dict[str, object]] = []
+    tables = list(summaries)[:2]
+    for table in tables:
+        heads = sorted(summaries[table], key=lambda head: -head.top(1)[0][1] if head.shares else 0.0)
+        picks = heads[:2] + heads[-1:] if len(heads) > 2 else heads
+        if len(tables) == 1:
+            picks = heads[:4] + heads[-2:] if len(heads) > 6 else heads
+        settings += [{"table": table, "head": head.head} for head in sorted(picks, key=lambda h: h.head)]
+    return settings[:6]
 
 
 # -- what attention sees ---------------------------------------------------------------
@@ -542,6 +562,8 @@ def attention_explorer(
         fig,
         update,
         controls,
+        title="Position-only attention logits of single heads",
+        print_settings=_attention_print_settings(summaries),
         caption="Choose a table and a head. Colours: each query's logit for each key, minus the query's mean "
         f"(the first {max_cells} positions); crosses: the key with the largest logit. The title counts the "
         "peak offsets over all queries of the table.",

@@ -923,7 +923,7 @@ def longrope_gaps(generate: Callable[..., torch.Tensor], *, seed: int = 0) -> to
         float64 ``(16,)``.
     """
     _check_callable("generate", generate)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_nonnegative_int("seed", seed))
     shape = (LONGROPE_TOKENS, LONGROPE_D_HEAD)
     q, k, v = (torch.randn(shape, generator=generator, dtype=torch.float64) for _ in range(3))
     scaling = longrope_case()

@@ -148,5 +148,6 @@ def low_rank_explorer(table: torch.Tensor, *, ranks: Sequence[int] = (1, 2, 4, 8
                                            "of the table's energy (sum of squares)"})
 
     return Explorer(fig, update, [Control("rank", ranks, label="rank r", live=(1, full_rank, 1))],
+                    title="Cosine similarity of a rank-limited table",
                     caption="The best rank-r approximation (truncated SVD) of the table, compared position by "
                     "position. The factored hybrid starts here with init='sinusoidal'.")

@@ -6,9 +6,10 @@ An :class:`Explorer` couples a plotly figure, an ``update`` function and a few
 * in a live kernel (JupyterLab 4, Notebook 7, VS Code): ipywidgets controls driving a
   ``plotly.graph_objects.FigureWidget``; every change calls ``update`` for the value the
   reader picked (any value in the control's live range, not only the grid);
-* in the static HTML site: the same figure with plotly sliders/buttons whose frames
-  were precomputed over the controls' grid values. A small site-wide script
-  (``book/_ext/assets/posenc-explorer.js``) swaps frames in the browser: no kernel, no network.
+* in the static HTML site: the same figure under HTML controls (buttons, a range slider or a
+  drop-down list per control) whose frames were precomputed over the controls' grid values.
+  A small site-wide script (``book/_ext/assets/posenc-explorer.js``) swaps frames in the
+  browser: no kernel, no network.
 
 Usage in a notebook::
 
@@ -42,7 +43,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc.checks import check_callable, check_instance, check_mapping, check_real, check_text
-from posenc.plots import figure_html
+from posenc.paper import MAX_PANELS, MIN_PANELS, Panel, alt_text, panel_labels, small_multiples, to_svg
+from posenc.plots import figure_html, plain_text
 
 __all__ = ["Control", "Frame", "Explorer"]
 
@@ -50,10 +52,10 @@ __all__ = ["Control", "Frame", "Explorer"]
 MAX_FRAMES = 400
 #: Significant decimals kept for floats in the static page's JSON.
 JSON_DECIMALS = 4
-# Vertical space (px) of the static controls: menus stack above the plot, sliders below.
-MENU_BASE_PX = 34
-MENU_ROW_PX = 40
-SLIDER_ROW_PX = 80
+#: A control with text values is a row of buttons up to this many values and this many
+#: characters of labels in all; above, a drop-down list (the static site only).
+BUTTONS_MAX_VALUES = 6
+BUTTONS_MAX_LABEL_CHARS = 70
 
 
 @dataclass(frozen=True)
@@ -173,14 +175,83 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
+def _static_kind(control: Control) -> str:
+    """How the static site draws a control: ``slider`` (numbers), ``buttons`` or ``select``."""
+    if control.numeric:
+        return "slider"
+    label_chars = sum(len(str(v)) for v in control.values)
+    few = len(control.values) <= BUTTONS_MAX_VALUES and label_chars <= BUTTONS_MAX_LABEL_CHARS
+    return "buttons" if few else "select"
+
+
+def _controls_html(controls: Sequence[Control], uid: str) -> str:
+    """The static explorer's controls as plain HTML, at their default values.
+
+    One ``<div class="posenc-control" data-control="i">`` per control, in order: a group of
+    toggle buttons (``aria-pressed``), a range input over the value indices with an
+    ``<output>`` showing the value, or a ``<select>``. They wrap onto more lines in a narrow
+    column (``posenc.css``); ``posenc-explorer.js`` makes them drive the figure.
+    """
+    rows = []
+    for index, control in enumerate(controls):
+        kind = _static_kind(control)
+        field_id = f"{uid}-control-{index}"
+        labels = [html.escape(str(v)) for v in control.values]
+        active = list(control.values).index(control.start)
+        body, attributes = _CONTROL_HTML[kind](html.escape(control.text), labels, active, field_id)
+        rows.append(f'<div class="posenc-control posenc-control-{kind}" data-control="{index}"{attributes}>{body}</div>')
+    return f'<div class="posenc-controls">{"".join(rows)}</div>'
+
+
+def _buttons_html(label: str, labels: list[str], active: int, field_id: str) -> tuple[str, str]:
+    """A labelled group of toggle buttons; returns (inner HTML, attributes of the group)."""
+    buttons = "".join(
+        f'<button type="button" class="posenc-choice" data-index="{i}" aria-pressed="{str(i == active).lower()}">'
+        f"{text}</button>"
+        for i, text in enumerate(labels)
+    )
+    body = (
+        f'<span class="posenc-control-label" id="{field_id}-label">{label}</span>'
+        f'<span class="posenc-choices">{buttons}</span>'
+    )
+    return body, f' role="group" aria-labelledby="{field_id}-label"'
+
+
+def _slider_html(label: str, labels: list[str], active: int, field_id: str) -> tuple[str, str]:
+    """A range input over the value indices, its label and an ``<output>`` with the value."""
+    body = (
+        f'<label class="posenc-control-label" for="{field_id}">{label}</label>'
+        f'<output class="posenc-value" for="{field_id}">{labels[active]}</output>'
+        f'<input type="range" id="{field_id}" min="0" max="{len(labels) - 1}" step="1" value="{active}" '
+        f'aria-valuetext="{labels[active]}">'
+    )
+    return body, ""
+
+
+def _select_html(label: str, labels: list[str], active: int, field_id: str) -> tuple[str, str]:
+    """A labelled drop-down list, for a control with many or long values."""
+    options = "".join(
+        f'<option value="{i}"{" selected" if i == active else ""}>{text}</option>' for i, text in enumerate(labels)
+    )
+    return f'<label class="posenc-control-label" for="{field_id}">{label}</label><select id="{field_id}">{options}</select>', ""
+
+
+_CONTROL_HTML = {"buttons": _buttons_html, "slider": _slider_html, "select": _select_html}
+
+
 class Explorer:
-    """An interactive figure that works live (ipywidgets) and statically (plotly controls).
+    """An interactive figure that works live (ipywidgets) and statically (HTML controls).
 
     Args:
         figure: the figure skeleton: its traces (in order) are what ``Frame.traces`` indexes.
         update: called with one keyword per control; returns the :class:`Frame` to apply.
         controls: the inputs, in display order.
         caption: optional text shown under the figure in both worlds.
+        title: what the explorer shows, in a few words (the printed figure's title and its entry in
+            the PDF's list of figures); defaults to the first line of ``figure``'s own title.
+        print_settings: the 4 to 6 settings printed side by side on paper (:mod:`posenc.paper`),
+            each a mapping of control names to grid values (a control left out takes its
+            default); chosen by :meth:`default_print_settings` when ``None``.
     """
 
     def __init__(
@@ -190,6 +261,8 @@ class Explorer:
         controls: Sequence[Control],
         *,
         caption: str | None = None,
+        title: str | None = None,
+        print_settings: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         check_instance("figure", figure, go.Figure, what="a plotly Figure (the explorer's skeleton)")
         check_callable("update", update)
@@ -201,6 +274,8 @@ class Explorer:
             check_instance(f"controls[{index}]", control, Control)
         if caption is not None:
             check_text("caption", caption)
+        if title is not None:
+            check_text("title", title)
         names = [c.name for c in controls]
         if len(set(names)) != len(names):
             raise ValueError(f"control names must be distinct, got {names}")
@@ -214,6 +289,10 @@ class Explorer:
         self.update = update
         self.controls = tuple(controls)
         self.caption = caption
+        own_title = plain_text(self.figure.layout.title.text).split("\n")[0] if self.figure.layout.title.text else ""
+        self.title = title or own_title
+        self.print_settings = (self.default_print_settings() if print_settings is None
+                               else self._check_print_settings(print_settings))
         self._widget: Any = None
         self._figure_widget: Any = None
         self.apply(self.frame(**{c.name: c.start for c in self.controls}), self.figure)
@@ -241,94 +320,113 @@ class Explorer:
             if frame.layout:
                 figure.update_layout(_nest(frame.layout))
 
+    # -- paper ---------------------------------------------------------------------
+    def _grid_size(self) -> int:
+        return math.prod(len(c.values) for c in self.controls)
+
+    def _check_print_settings(self, settings: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
+        """Each setting completed with the defaults, checked against the controls' grids."""
+        if isinstance(settings, str | bytes | Mapping) or not isinstance(settings, Sequence):
+            raise TypeError(f"print_settings must be a list of settings (dicts of control name -> value), "
+                            f"got {settings!r}")
+        names = [c.name for c in self.controls]
+        complete = []
+        for index, setting in enumerate(settings):
+            check_mapping(f"print_settings[{index}]", setting, what="a setting (a dict of control name -> value)")
+            unknown = sorted(set(setting) - set(names))
+            if unknown:
+                raise ValueError(f"print_settings: setting {dict(setting)!r} names no control {unknown}; "
+                                 f"controls: {names}")
+            values = {c.name: setting.get(c.name, c.start) for c in self.controls}
+            for control in self.controls:
+                if values[control.name] not in control.values:
+                    raise ValueError(f"print_settings: {dict(setting)!r}: {control.name}={values[control.name]!r} is "
+                                     f"not one of the grid values {list(control.values)!r} (paper shows grid frames)")
+            complete.append(values)
+        if len({repr(sorted(v.items())) for v in complete}) != len(complete):
+            raise ValueError(f"print_settings must be distinct, got {list(settings)!r}")
+        smallest = min(MIN_PANELS, self._grid_size())
+        if not smallest <= len(complete) <= MAX_PANELS:
+            raise ValueError(f"print_settings: an explorer prints {smallest} to {MAX_PANELS} settings, "
+                             f"got {len(complete)}")
+        return tuple(complete)
+
+    def default_print_settings(self) -> tuple[dict[str, Any], ...]:
+        """The settings printed when the explorer's builder chose none.
+
+        Every combination of the grid when there are at most six; otherwise the default setting,
+        then the other values of the first control, then of the second, ... (the rest at their
+        defaults), spread evenly over each control's grid, up to six, in grid order.
+        """
+        if self._grid_size() <= MAX_PANELS:
+            combos = itertools.product(*(c.values for c in self.controls))
+            return tuple(dict(zip([c.name for c in self.controls], combo, strict=True)) for combo in combos)
+        start = {c.name: c.start for c in self.controls}
+        chosen = [start]
+        for control in self.controls:
+            room = MAX_PANELS - len(chosen)
+            others = [v for v in control.values if v != control.start]
+            if room <= 0 or not others:
+                continue
+            picks = np.unique(np.linspace(0, len(others) - 1, min(room, len(others))).round().astype(int))
+            chosen += [dict(start, **{control.name: others[i]}) for i in picks]
+
+        def grid_order(setting: Mapping[str, Any]) -> tuple[int, ...]:
+            return tuple(list(c.values).index(setting[c.name]) for c in self.controls)
+
+        return tuple(sorted(chosen, key=grid_order))
+
+    def print_panels(self) -> list[Panel]:
+        """The printed settings as panels: the figure with each setting's frame applied (the same
+        :meth:`frame` the widget and the static controls use)."""
+        labels = panel_labels(self.print_settings, {c.name: c.text for c in self.controls})
+        panels = []
+        for label, setting in zip(labels, self.print_settings, strict=True):
+            figure = go.Figure(self.figure)
+            self.apply(self.frame(**setting), figure)
+            panels.append(Panel(label=label, figure=figure))
+        return panels
+
+    def print_html(self, uid: str) -> str:
+        """The explorer on paper: its settings as small multiples (SVG), hidden on screen and shown
+        in print by the site's stylesheet (``posenc-print.css``)."""
+        check_text("uid", uid, empty=False)
+        panels = self.print_panels()
+        svg = to_svg(small_multiples(panels), salt=uid)
+        meta = self.figure.layout.meta if isinstance(self.figure.layout.meta, dict) else {}
+        alt = alt_text(str(meta.get("alt", "")) or self.title or "Explorer.", panels)
+        return (f'<figure class="posenc-print-figure" id="{uid}-print" role="img" '
+                f'aria-label="{html.escape(alt, quote=True)}" data-title="{html.escape(self.title, quote=True)}" '
+                f'data-panels="{len(panels)}" data-grid="{self._grid_size()}">{svg}</figure>')
+
     # -- static world --------------------------------------------------------------
     def static_figure(self) -> tuple[go.Figure, list[Any]]:
-        """The figure with plotly controls, and the precomputed frames in grid order.
+        """The figure at the default setting, and the precomputed frames in grid order.
 
         Frame ``k`` belongs to the combination of control indices whose mixed-radix
-        number (first control most significant) is ``k``.
+        number (first control most significant) is ``k``. The controls are not part of the
+        figure: :meth:`static_html` writes them as HTML, which wraps onto more lines in a
+        narrow column and works with touch and keyboard.
         """
         fig = go.Figure(self.figure)
         frames = []
         for combo in itertools.product(*(c.values for c in self.controls)):
             frame = self.frame(**dict(zip([c.name for c in self.controls], combo, strict=True)))
             frames.append({"traces": _to_jsonable(dict(frame.traces)), "layout": _to_jsonable(dict(frame.layout))})
-        sliders, menus, labels = [], [], []
-        menu_rows = [c for c in self.controls if not c.numeric]
-        slider_rows = [c for c in self.controls if c.numeric]
-        for control in self.controls:
-            active = list(control.values).index(control.start)
-            if control.numeric:
-                row = slider_rows.index(control)
-                sliders.append(
-                    dict(
-                        active=active,
-                        name=control.name,
-                        currentvalue=dict(prefix=f"{control.text}: ", font=dict(size=13)),
-                        pad=dict(t=55 + SLIDER_ROW_PX * row, b=0),
-                        len=1.0,
-                        x=0.0,
-                        y=0,
-                        yanchor="top",
-                        steps=[dict(label=str(v), method="skip", args=[None]) for v in control.values],
-                    )
-                )
-                continue
-            # Rows of menus sit above the plot, the first control on top.
-            row = len(menu_rows) - 1 - menu_rows.index(control)
-            labels_text = sum(len(str(v)) + 4 for v in control.values)
-            menus.append(
-                dict(
-                    type="buttons" if len(control.values) <= 6 and labels_text <= 70 else "dropdown",
-                    direction="right" if len(control.values) <= 6 and labels_text <= 70 else "down",
-                    name=control.name,
-                    active=active,
-                    showactive=True,
-                    x=0.0,
-                    xanchor="left",
-                    y=1.0,
-                    yanchor="bottom",
-                    pad=dict(t=0, b=MENU_BASE_PX + MENU_ROW_PX * row, l=0, r=0),
-                    buttons=[dict(label=str(v), method="skip", args=[None]) for v in control.values],
-                )
-            )
-            labels.append(
-                dict(
-                    text=f"{control.text}:",
-                    x=0.0,
-                    xref="paper",
-                    xanchor="right",
-                    xshift=-8,
-                    y=1.0,
-                    yref="paper",
-                    yanchor="bottom",
-                    yshift=MENU_BASE_PX + MENU_ROW_PX * row + 6,
-                    showarrow=False,
-                    font=dict(size=13),
-                )
-            )
-        height = int(fig.layout.height or 450)
-        top = int(fig.layout.margin.t or 50) + MENU_ROW_PX * len(menus) + (MENU_BASE_PX if menus else 0)
-        bottom = int(fig.layout.margin.b or 55) + SLIDER_ROW_PX * len(sliders)
-        left = max(int(fig.layout.margin.l or 60), 115 if menus else 0)
-        fig.update_layout(
-            sliders=sliders,
-            updatemenus=menus,
-            annotations=list(fig.layout.annotations) + labels,
-            height=height + SLIDER_ROW_PX * len(sliders) + MENU_ROW_PX * len(menus),
-            margin=dict(t=top, b=bottom, l=left),
-            title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12)),
-        )
         return fig, frames
 
     def static_html(self) -> str:
-        """HTML of the static explorer for the site (needs plotly.js and posenc-explorer.js)."""
+        """HTML of the static explorer for the site (needs plotly.js and posenc-explorer.js).
+
+        The controls come first (:func:`_controls_html`), then the figure, the frames as JSON
+        and the caption. The site's script swaps frames when a control changes.
+        """
         fig, frames = self.static_figure()
         uid = f"posenc-explorer-{uuid.uuid4().hex[:12]}"
         spec = {
             "figure": f"{uid}-figure",
             "controls": [
-                {"name": c.name, "kind": "slider" if c.numeric else "buttons", "size": len(c.values)}
+                {"name": c.name, "kind": _static_kind(c), "size": len(c.values), "labels": [str(v) for v in c.values]}
                 for c in self.controls
             ],
             "frames": frames,
@@ -336,11 +434,13 @@ class Explorer:
         payload = json.dumps(spec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
         parts = [
             f'<div class="posenc-explorer" id="{uid}" data-spec="{uid}-spec">',
+            _controls_html(self.controls, uid),
             figure_html(fig, div_id=f"{uid}-figure"),
             f'<script type="application/json" id="{uid}-spec">{payload}</script>',
         ]
         if self.caption:
             parts.append(f'<p class="posenc-explorer-caption">{html.escape(self.caption)}</p>')
+        parts.append(self.print_html(uid))
         parts.append("</div>")
         return "\n".join(parts)
 

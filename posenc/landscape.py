@@ -14,7 +14,11 @@ reference code it cites, not every copy of the model.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+from posenc.checks import check_instance, check_text, check_text_sequence
 
 __all__ = ["AS_OF", "COLUMNS", "NOT_READ", "ModelRow", "ROWS", "rows_table", "markdown_table", "provenance_markdown"]
 
@@ -52,10 +56,15 @@ class ModelRow:
     def __post_init__(self) -> None:
         for name in ("model", "released", "scheme", "base", "scaling", "context", "position_free", "partial",
                      "provenance"):
-            if not str(getattr(self, name)).strip():
-                raise ValueError(f"{self.model or 'a row'}: {name} is empty (write {NOT_READ!r} if no source gives it)")
-        if not self.sources or not all(isinstance(key, str) and key.strip() for key in self.sources):
-            raise ValueError(f"{self.model}: every row needs at least one source (a bibliography key)")
+            value = check_text(name, getattr(self, name))
+            if not value.strip():
+                row = self.model if self.model.strip() else "a row"
+                raise ValueError(f"{row}: {name} is empty, got {value!r} (write {NOT_READ!r} if no source gives it)")
+        sources = check_text_sequence("sources", self.sources, empty=False)
+        if not sources:
+            raise ValueError(f"{self.model}: sources must hold at least one source (a bibliography key), got "
+                             f"{self.sources!r}: every row needs one")
+        object.__setattr__(self, "sources", sources)
 
     def cells(self) -> list[str]:
         """The row's cells in :data:`COLUMNS` order, with the sources as one MyST citation."""
@@ -177,9 +186,20 @@ ROWS: tuple[ModelRow, ...] = (
 )
 
 
+def _check_rows(rows: Any) -> list[ModelRow]:
+    """``rows`` as a list of :class:`ModelRow` (a TypeError naming ``rows`` or the first entry that is not one)."""
+    if isinstance(rows, str | bytes | ModelRow) or not isinstance(rows, Iterable):
+        raise TypeError(f"rows must be a sequence of ModelRow (e.g. ROWS), got {rows!r:.80} of type "
+                        f"{type(rows).__name__}")
+    listed = list(rows)
+    for index, row in enumerate(listed):
+        check_instance(f"rows[{index}]", row, ModelRow, what="a posenc.landscape.ModelRow")
+    return listed
+
+
 def rows_table(rows: tuple[ModelRow, ...] = ROWS) -> tuple[list[str], list[list[str]]]:
     """``(headers, cells)`` of the landscape table, in the order of ``rows``."""
-    return list(COLUMNS), [row.cells() for row in rows]
+    return list(COLUMNS), [row.cells() for row in _check_rows(rows)]
 
 
 def _cell(text: str) -> str:
@@ -198,4 +218,4 @@ def markdown_table(rows: tuple[ModelRow, ...] = ROWS) -> str:
 
 def provenance_markdown(rows: tuple[ModelRow, ...] = ROWS) -> str:
     """Which source gives which value, one bullet per row, as MyST Markdown."""
-    return "\n".join(f"- **{row.model}**: {row.provenance}" for row in rows)
+    return "\n".join(f"- **{row.model}**: {row.provenance}" for row in _check_rows(rows))

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -356,6 +357,7 @@ def training_explorer(run: ShortInputRun) -> Explorer:
         fig,
         update,
         [Control("step", list(run.snapshot_steps), label="training step")],
+        title="A learned position table while it trains, and its cosine similarity",
         caption="Move the slider through training. Among the positions that occur in training, neighbours become "
         "similar (a band along the diagonal); rows past the dashed line never receive a gradient and keep "
         "their initial noise.",
@@ -381,6 +383,16 @@ def _check_tables(tables: object) -> list[str]:
     for name, table in tables.items():
         check_tensor(f"tables[{name!r}]", table, ndim=2, floating=True, shape="(max_len, d_model)")
     return list(tables)
+
+
+def _learned_print_settings(inits: Sequence[str], d_models: Sequence[int]) -> list[dict[str, Any]] | None:
+    """Every initialisation at one width, then the first one wider (random rows grow more
+    orthogonal as d_model grows); ``None`` (the explorer's default choice) when that is too few."""
+    settings = [{"init": init, "d_model": d_models[min(1, len(d_models) - 1)]} for init in inits]
+    wider = {"init": inits[0], "d_model": d_models[-1]}
+    if wider not in settings:
+        settings.append(wider)
+    return settings[:6] if len(settings) >= 2 else None
 
 
 def learned_explorer(
@@ -443,6 +455,10 @@ def learned_explorer(
             Control("d_model", list(d_models), label="d_model", live=D_MODEL_RANGE),
             Control("max_len", list(max_lens), label="L_max", live=MAX_LEN_RANGE),
         ],
+        title="Four ways to start a learned table, and the cosine similarity of its positions",
+        # On paper: every initialisation at one width, then the first one wider (random rows
+        # grow more orthogonal as d_model grows).
+        print_settings=_learned_print_settings(inits, d_models),
         caption="Choose an initialisation, a width and a length. Random initialisations give nearly orthogonal "
         "positions (cosine near 0 off the diagonal, closer to 0 for larger d_model); the sinusoidal one "
         "starts with smooth structure.",

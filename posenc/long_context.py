@@ -20,13 +20,21 @@ published implementation or paper states:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 
-from posenc.checks import check_nonnegative_int, check_positive_float, check_positive_int
+from posenc.checks import (
+    check_array,
+    check_mapping,
+    check_nonnegative_int,
+    check_positions,
+    check_positive_float,
+    check_positive_int,
+    check_real,
+    check_real_positions,
+)
 from posenc.rope_scaling import dynamic_ntk_inverse_frequencies
 
 __all__ = [
@@ -42,8 +50,8 @@ __all__ = [
 
 def batch_seq_len(position_ids: Any) -> int:
     """The length Hugging Face's dynamic scaling reads: ``max(position_ids) + 1`` over the whole batch."""
-    ids = torch.as_tensor(position_ids)
-    if ids.numel() == 0 or ids.dtype.is_floating_point or bool((ids < 0).any()):
+    ids = check_positions("position_ids", position_ids)
+    if ids.numel() == 0:
         raise ValueError(f"position_ids must be a non-empty tensor of integer positions >= 0, got {position_ids!r}")
     return int(ids.max()) + 1
 
@@ -79,11 +87,13 @@ def softmax_with_sink(scores: Any, sink: float) -> torch.Tensor:
     ``exp(s_j) / (exp(sink) + sum_k exp(s_k))``: the weights on the keys sum to less than 1, so
     a head can attend to "nothing". Works on the last dimension; float64.
     """
+    checked = check_array("scores", scores)
+    if checked.dtype == torch.bool or checked.is_complex():
+        raise TypeError(f"scores must hold real numbers (logits), got dtype {checked.dtype}")
     s = torch.as_tensor(scores, dtype=torch.float64)
     if s.ndim == 0 or s.shape[-1] == 0:
         raise ValueError(f"scores must have at least one key on the last dimension, got shape {tuple(s.shape)}")
-    if not math.isfinite(float(sink)):
-        raise ValueError(f"sink must be a finite number, got {sink!r}")
+    sink = check_real("sink", sink, what="a logit")
     column = torch.full((*s.shape[:-1], 1), float(sink), dtype=torch.float64)
     return torch.softmax(torch.cat([s, column], dim=-1), dim=-1)[..., :-1]
 
@@ -113,9 +123,7 @@ def llama4_query_scale(positions: Any, *, floor_scale: float = 8192.0, attn_scal
     (``attn_temperature_tuning`` in Meta's reference code and in transformers' Llama 4). float64,
     the shape of ``positions``.
     """
-    p = torch.as_tensor(positions, dtype=torch.float64)
-    if bool((p < 0).any()):
-        raise ValueError("positions must be >= 0")
+    p = check_real_positions("positions", positions)
     floor_scale = check_positive_float("floor_scale", floor_scale)
     attn_scale = check_positive_float("attn_scale", attn_scale)
     return torch.log(torch.floor((p + 1.0) / floor_scale) + 1.0) * attn_scale + 1.0
@@ -130,11 +138,13 @@ def effective_length(scores: Mapping[int, float], threshold: float) -> int | Non
     Args:
         scores: ``{length: score}``.
     """
-    if not scores:
-        raise ValueError("scores must hold at least one {length: score}")
+    scores = check_mapping("scores", scores, min_len=1, what="a dict {length: score}", item="{length: score}")
+    for length, score in scores.items():
+        check_positive_int(f"scores' length {length!r}", length)
+        check_real(f"scores[{length}]", score, what="a score")
+    threshold = check_real("threshold", threshold)
     best = None
     for length in sorted(scores):
-        check_positive_int("length", length)
         if scores[length] < threshold:
             break
         best = length

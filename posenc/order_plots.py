@@ -103,6 +103,9 @@ def order_explorer(words: Sequence[str] | str, *, d_model: int = 8, seed: int = 
         fig,
         update,
         [Control("order", labels, label="word order"), Control("mode", list(POSITION_MODES), label="positions")],
+        title="Self-attention outputs of a sentence and of a reordering",
+        # On paper: a swap and the full reversal, under each way positions enter.
+        print_settings=[{"order": order, "mode": mode} for order in (labels[1], labels[-1]) for mode in POSITION_MODES],
         caption="Pick a word order and how position enters attention. With no positions the two panels "
         "are identical for every order.",
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -30,7 +31,7 @@ from posenc.checks import (
     check_text,
     check_text_sequence,
 )
-from posenc.palette import DASHES, OKABE_ITO, SYMBOLS, colour
+from posenc.palette import DASHES, DIVERGING_STOPS, OKABE_ITO, SYMBOLS, colour
 
 __all__ = [
     "OKABE_ITO",
@@ -44,6 +45,8 @@ __all__ = [
     "RENDERER",
     "use_book_style",
     "figure_html",
+    "figure_title",
+    "plain_text",
     "describe",
     "new_figure",
     "heatmap",
@@ -52,8 +55,10 @@ __all__ = [
 #: Okabe & Ito's colour-blind-safe qualitative palette (black omitted).
 #: Perceptually uniform, colour-blind-safe sequential scale.
 SEQUENTIAL = "Cividis"
-#: Diverging scale for signed values such as encodings in [-1, 1] or similarities.
-DIVERGING = "RdBu_r"
+#: Diverging scale for signed values such as encodings in [-1, 1] or similarities: dark blue
+#: (negative) to grey (zero) to light orange (positive), lightness rising with the value so that
+#: the sign survives a grey print (:data:`posenc.palette.DIVERGING_STOPS`).
+DIVERGING: list[list[float | str]] = [[value, hex_colour] for value, hex_colour in DIVERGING_STOPS]
 
 TEMPLATE_NAME = "posenc"
 RENDERER = "posenc_html"
@@ -61,7 +66,16 @@ _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-se
 
 
 def _template() -> go.layout.Template:
+    # Series that differ by colour only become one grey in print: every scatter trace that does
+    # not choose its own line style and marker takes the next of DASHES and SYMBOLS (plotly
+    # cycles a template's list of trace defaults, trace by trace), as its colour takes the next
+    # of the colorway.
+    grey_safe = [
+        go.Scatter(line=dict(dash=DASHES[index % len(DASHES)]), marker=dict(symbol=SYMBOLS[index % len(SYMBOLS)]))
+        for index in range(len(DASHES) * len(SYMBOLS) // math.gcd(len(DASHES), len(SYMBOLS)))
+    ]
     return go.layout.Template(
+        data=dict(scatter=grey_safe),
         layout=go.Layout(
             font=dict(family=_FONT, size=13, color="#222"),
             colorway=list(OKABE_ITO),
@@ -90,6 +104,7 @@ def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -
     figure = fig if isinstance(fig, go.Figure) else go.Figure(fig)
     meta = figure.layout.meta if isinstance(figure.layout.meta, dict) else {}
     alt = str(meta.get("alt", "")) or _fallback_alt(figure)
+    title = figure_title(figure)
     caption = meta.get("caption")
     div = pio.to_html(
         figure,
@@ -100,11 +115,38 @@ def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -
         config={"displaylogo": False, "responsive": True},
         validate=False,
     )
-    parts = [f'<figure class="posenc-figure" role="group" aria-label="{html.escape(alt, quote=True)}">', div]
+    parts = [f'<figure class="posenc-figure" role="group" aria-label="{html.escape(alt, quote=True)}" '
+             f'data-title="{html.escape(title, quote=True)}">', div]
     if caption:
         parts.append(f"<figcaption>{html.escape(str(caption))}</figcaption>")
     parts.append("</figure>")
     return "\n".join(parts)
+
+
+def plain_text(text: str) -> str:
+    """Plotly's text markup as plain text: ``<br>`` starts a new line, other tags go, entities are read."""
+    check_text("text", text)
+    lines = re.split(r"<br\s*/?>", str(text), flags=re.IGNORECASE)
+    return "\n".join(" ".join(html.unescape(re.sub(r"<[^>]+>", "", line)).split()) for line in lines).strip()
+
+
+def figure_title(fig: go.Figure) -> str:
+    """What a figure shows, in a few words, for a list of figures: ``layout.meta["title"]`` if
+    set, else the first line of its title, else its subplot titles joined by " · ", else the
+    first sentence of its alt text."""
+    check_instance("fig", fig, go.Figure, what="a plotly Figure")
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    if meta.get("title"):
+        return plain_text(str(meta["title"])).split("\n")[0]
+    if fig.layout.title and fig.layout.title.text:
+        return plain_text(fig.layout.title.text).split("\n")[0]
+    subplot_titles = [plain_text(a.text) for a in fig.layout.annotations
+                      if a.text and a.xref == "paper" and a.yref == "paper" and a.showarrow is False
+                      and a.yanchor == "bottom"]
+    if subplot_titles:
+        return " · ".join(subplot_titles)
+    alt = " ".join(str(meta.get("alt", "")).split())
+    return re.split(r"(?<=[a-z0-9)])[.:] ", alt, maxsplit=1)[0].rstrip(".") if alt else "Figure"
 
 
 def _fallback_alt(figure: go.Figure) -> str:

@@ -46,12 +46,29 @@ from posenc.schemes import PositionScheme, check_hook_positions, check_queries_k
 
 
 class FrequencyScaling(Protocol):
-    """What :meth:`RopeScheme.set_scaling` needs of a scaling (:class:`posenc.rope_scaling.RopeScaling`)."""
+    """What :meth:`RopeScheme.set_scaling` needs of a scaling (:class:`posenc.rope_scaling.RopeScaling`,
+    :class:`~posenc.rope_scaling.LongRopeScaling`); :func:`check_scaling` checks it."""
 
     @property
     def query_key_scale(self) -> float: ...
 
     def inverse_frequencies(self, d_head: int, *, base: float = ..., seq_len: int | None = ...) -> torch.Tensor: ...
+
+
+def check_scaling(name: str, value: Any) -> FrequencyScaling | None:
+    """Return ``value`` if it is a RoPE scaling (or ``None``), else a TypeError naming ``name``.
+
+    A scaling is anything with ``inverse_frequencies(d_head, *, base, seq_len)`` and ``query_key_scale``
+    (:class:`FrequencyScaling`): :class:`posenc.rope_scaling.RopeScaling` and
+    :class:`posenc.rope_scaling.LongRopeScaling`. Duck-typed, so that this module need not import
+    :mod:`posenc.rope_scaling` (which builds on it); every function that takes a scaling checks it here.
+    """
+    if value is not None and not (callable(getattr(value, "inverse_frequencies", None))
+                                  and hasattr(value, "query_key_scale")):
+        raise TypeError(f"{name} must be a RoPE scaling (a posenc.rope_scaling.RopeScaling or LongRopeScaling, "
+                        f"with inverse_frequencies and query_key_scale) or None, got {value!r:.80} of type "
+                        f"{type(value).__name__}")
+    return value
 
 __all__ = [
     "ROPE_LAYOUTS",
@@ -479,13 +496,11 @@ class RopeScheme(PositionScheme):
         """Rotate with the speeds (and YaRN's temperature) of ``scaling``, or plainly with ``None``.
 
         Args:
-            scaling: a :class:`posenc.rope_scaling.RopeScaling`; for dynamic NTK the current
-                length is the largest position of the input + 1.
+            scaling: a :class:`posenc.rope_scaling.RopeScaling` or
+                :class:`~posenc.rope_scaling.LongRopeScaling` (:func:`check_scaling`); for dynamic NTK and
+                LongRoPE the current length is the largest position of the input + 1.
         """
-        # duck-typed, so that this module need not import posenc.rope_scaling (which builds on it)
-        if scaling is not None and not (callable(getattr(scaling, "inverse_frequencies", None))
-                                        and hasattr(scaling, "query_key_scale")):
-            raise TypeError(f"scaling must be a posenc.rope_scaling.RopeScaling or None, got {type(scaling).__name__}")
+        scaling = check_scaling("scaling", scaling)
         if scaling is not None and self.interpolation is not None:
             raise ValueError("position interpolation is on: switch it off (set_position_interpolation()) first")
         self.scaling = scaling

@@ -168,6 +168,12 @@ def rope_pair_explorer(*, d_head: int = 8, seed: int = 0, max_offset: int = 32) 
             Control("pair", list(range(n_pairs)), label="coordinate pair", live=(0, n_pairs - 1, 1)),
             Control("query_position", [64, 1000], label="query position m", live=(max_offset, 4096, 1)),
         ],
+        title="One query and one key under RoPE as the offset between them changes",
+        # On paper: five offsets at m = 64, then one of them at m = 1000 (same score: only the
+        # offset counts).
+        print_settings=[{"offset": o} for o in sorted({grid[0], grid[len(grid) // 4], 0 if 0 in grid else grid[1],
+                                                         grid[-len(grid) // 4], grid[-1]})][:5]
+        + [{"offset": grid[-len(grid) // 4], "query_position": 1000}],
         caption="Move the offset: the key's arrow turns against the query's and the score follows the curve. "
         "Move the query position: both arrows turn together and the score does not change.",
     )

@@ -27,6 +27,7 @@ from posenc.checks import (
     check_text,
 )
 from posenc.interactive import Control, Explorer, Frame
+from posenc.palette import DASHES, SYMBOLS
 from posenc.plots import OKABE_ITO, colour, new_figure
 from posenc.results import RunResult, check_results, field_values, group_by_label, position_curves
 
@@ -34,7 +35,6 @@ __all__ = ["bar_figure", "errorbar_figure", "position_accuracy_explorer"]
 
 #: Colours of thin lines: the palette without its last colour, yellow, too pale on white.
 _LINE_COLOURS: tuple[str, ...] = tuple(colour(i) for i in range(len(OKABE_ITO) - 1))
-_DASHES = ("solid", "dash", "dot", "dashdot")
 
 
 def bar_figure(
@@ -135,9 +135,12 @@ def errorbar_figure(
     fig = new_figure(title=title, x_title=x_title, y_title=y_title, alt=alt, caption=caption, height=height)
     low, high = bounds if bounds is not None else (-math.inf, math.inf)
     for i, (label, (xs, means, stds)) in enumerate(series.items()):
+        # Line style and marker per series as well as colour: in grey print colour alone is lost
+        # (figure 6.2's six solid lines printed as one grey).
         line: dict[str, Any] = dict(color=_LINE_COLOURS[i % len(_LINE_COLOURS)], width=2,
-                    dash=_DASHES[(i // len(_LINE_COLOURS)) % len(_DASHES)])
+                                    dash=DASHES[i % len(DASHES)])
         line.update((styles or {}).get(label, {}))
+        marker = dict(symbol=SYMBOLS[i % len(SYMBOLS)], size=5 if band else 6, color=line["color"])
         line_colour = line["color"]
         if band:
             # a band past what the values can reach (accuracy above 1) would only mislead
@@ -146,11 +149,11 @@ def errorbar_figure(
             fig.add_trace(go.Scatter(x=list(xs) + list(xs)[::-1], y=upper + lower[::-1], fill="toself",
                                      fillcolor=_rgba(line_colour, 0.18), line=dict(width=0), hoverinfo="skip",
                                      showlegend=False, legendgroup=label))
-            fig.add_trace(go.Scatter(x=list(xs), y=list(means), mode="lines", name=label, line=line,
-                                     legendgroup=label))
+            fig.add_trace(go.Scatter(x=list(xs), y=list(means), mode="lines+markers", name=label, line=line,
+                                     marker=marker, legendgroup=label))
         else:
             fig.add_trace(go.Scatter(
-                x=list(xs), y=list(means), mode="lines+markers", name=label, line=line,
+                x=list(xs), y=list(means), mode="lines+markers", name=label, line=line, marker=marker,
                 error_y=dict(type="data", array=list(stds), visible=True, color=line_colour),
             ))
     if log_x:
@@ -231,7 +234,8 @@ def position_accuracy_explorer(
     )
     fig.add_scatter(x=[0], y=[0], fill="toself", fillcolor=_rgba(colour(0), 0.18), line=dict(width=0),
                     hoverinfo="skip", showlegend=False)
-    fig.add_scatter(x=[0], y=[0], mode="lines+markers", line=dict(color=colour(0), width=2),
+    # One line: solid (the template would dash it, as the second scatter trace after the band).
+    fig.add_scatter(x=[0], y=[0], mode="lines+markers", line=dict(color=colour(0), width=2, dash="solid"),
                     marker=dict(size=4), name="mean over seeds")
     # positions 0 .. train_len - 1 were seen in training: the line sits between the last of them and the next
     fig.add_vline(x=train_len - 0.5, line_dash="dash", line_color="#555", annotation_text="trained length",

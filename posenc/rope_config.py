@@ -26,12 +26,22 @@ from typing import Any
 
 import torch
 
-from posenc.checks import check_choice, check_positive_float, check_positive_int
+from posenc.checks import (
+    check_bool,
+    check_choice,
+    check_instance,
+    check_mapping,
+    check_positive_float,
+    check_positive_int,
+    check_reals,
+    check_text,
+)
 from posenc.relative import partial_inverse_frequencies, rope_inverse_frequencies
 from posenc.rope_scaling import (
     dynamic_ntk_inverse_frequencies,
     llama3_inverse_frequencies,
     longrope_attention_factor,
+    _check_factor_list,
     longrope_inverse_frequencies,
     yarn_inverse_frequencies,
     yarn_mscale,
@@ -96,6 +106,17 @@ class RopeSettings:
         fraction = check_positive_float("partial_rotary_factor", self.partial_rotary_factor)
         if fraction > 1.0:
             raise ValueError(f"partial_rotary_factor must be in (0, 1], got {fraction}")
+        for name in ("factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor",
+                     "low_freq_factor", "high_freq_factor"):
+            if getattr(self, name) is not None:
+                check_positive_float(name, getattr(self, name))
+        for name in ("original_max_position_embeddings", "max_position_embeddings"):
+            if getattr(self, name) is not None:
+                check_positive_int(name, getattr(self, name))
+        check_bool("truncate", self.truncate)
+        for name in ("short_factor", "long_factor"):
+            if getattr(self, name) is not None:
+                _check_factor_list(name, getattr(self, name))
         if self.rope_type in ("linear", "dynamic", "llama3") and self.factor is None:
             raise ValueError(f"rope_type {self.rope_type!r} needs a 'factor' in the config's rope parameters")
         if self.rope_type in _NEEDS_ORIGINAL and self.original_max_position_embeddings is None:
@@ -137,6 +158,8 @@ class RopeSettings:
                 (default: ``max_position_embeddings``, as at initialisation) and ``longrope``
                 (default: the short factors).
         """
+        if seq_len is not None:
+            seq_len = check_positive_int("seq_len", seq_len)
         d, base, kind = self.rotary_dim, float(self.rope_theta), self.rope_type
         if kind == "default":
             return rope_inverse_frequencies(d, base=base)
@@ -194,9 +217,7 @@ class RopeSettings:
 
 
 def _check_config(config: Any) -> Mapping[str, Any]:
-    if not isinstance(config, Mapping):
-        raise TypeError(f"config must be a dict (a model's config.json), got {type(config).__name__}")
-    return config
+    return check_mapping("config", config, min_len=1, what="a dict (a model's config.json)")
 
 
 def _head_dim(config: Mapping[str, Any]) -> int:
@@ -255,6 +276,8 @@ def rope_settings(config: Mapping[str, Any], *, layer_type: str | None = None) -
         TypeError, ValueError: naming the key or argument that is missing or wrong.
     """
     config = _check_config(config)
+    if layer_type is not None:
+        check_text("layer_type", layer_type)
     rope = _rope_dict(config)
     nested = _nested_keys(config, rope)
     if nested:
@@ -309,13 +332,23 @@ def _ranges(indices: list[int]) -> str:
     return ", ".join(parts)
 
 
+def _frequencies(name: str, value: Any) -> torch.Tensor:
+    """Frequencies (any shape but a single number) as a flat float64 tensor."""
+    tensor = check_reals(name, value)
+    if tensor.ndim == 0:
+        raise ValueError(f"{name} must be a sequence of frequencies (one per rotated pair), got the single number "
+                         f"{tensor.item()!r}")
+    return tensor.reshape(-1)
+
+
 def frequency_mismatch(expected: torch.Tensor, got: Any, *, rtol: float = 1e-5) -> list[int]:
     """The pairs whose speed in ``got`` differs from ``expected`` by more than ``rtol`` (relative).
 
     A pair that should not rotate (expected 0) must be 0. Raises a ValueError if the shapes differ.
     """
-    got = torch.as_tensor(got, dtype=torch.float64).reshape(-1)
-    expected = expected.to(torch.float64).reshape(-1)
+    expected = _frequencies("expected", expected)
+    got = _frequencies("got", got)
+    rtol = check_positive_float("rtol", rtol)
     if got.shape != expected.shape:
         raise ValueError(f"got {got.numel()} frequencies, the config gives {expected.numel()} (one per rotated pair)")
     bad = (got - expected).abs() > rtol * expected.abs()
@@ -340,8 +373,9 @@ def check_rope_frequencies(
             is the unscaled ladder (the scaling was ignored).
     """
     settings = rope_settings(config, layer_type=layer_type)
+    got = _frequencies("inv_freq", inv_freq)
+    rtol = check_positive_float("rtol", rtol)
     expected = settings.inverse_frequencies(seq_len=seq_len)
-    got = torch.as_tensor(inv_freq, dtype=torch.float64).reshape(-1)
     where = f" ({layer_type} layers)" if layer_type else ""
     if got.shape != expected.shape:
         raise AssertionError(f"{got.numel()} frequencies{where}, but the config's {settings.describe()} gives "
@@ -371,6 +405,8 @@ def softmax_scale(qk_head_dim: int, settings: RopeSettings | None = None) -> flo
     temperature is here, on every logit, including the dimensions that do not rotate.
     """
     scale = check_positive_int("qk_head_dim", qk_head_dim) ** -0.5
+    if settings is not None:
+        check_instance("settings", settings, RopeSettings, what="a RopeSettings (rope_settings(config)) or None")
     if settings is not None and settings.rope_type == "yarn" and settings.mscale_all_dim:
         m = yarn_mscale(settings.scaling_factor, settings.mscale_all_dim)
         scale *= m * m

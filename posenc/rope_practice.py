@@ -35,7 +35,6 @@ from posenc.checks import (
     check_choice,
     check_dtype,
     check_even_int,
-    check_instance,
     check_int_sequence,
     check_nonnegative_int,
     check_positive_float,
@@ -43,8 +42,7 @@ from posenc.checks import (
     check_real_positions,
     check_tensor,
 )
-from posenc.relative import ROPE_LAYOUTS, apply_rope, rope_inverse_frequencies
-from posenc.rope_scaling import RopeScaling
+from posenc.relative import ROPE_LAYOUTS, FrequencyScaling, apply_rope, check_scaling, rope_inverse_frequencies
 
 __all__ = [
     "ANGLE_DTYPES",
@@ -141,7 +139,7 @@ def rope_attention_scores(
     q_positions: Any,
     k_positions: Any = None,
     *,
-    scaling: RopeScaling | None = None,
+    scaling: FrequencyScaling | None = None,
     layout: str = "interleaved",
     base: float = 10000.0,
 ) -> torch.Tensor:
@@ -150,7 +148,8 @@ def rope_attention_scores(
     Args:
         q: ``(n_q, d_head)``; k: ``(n_k, d_head)`` (``d_head`` even).
         q_positions: ``(n_q,)``; k_positions: ``(n_k,)``, default ``q_positions`` (then ``n_k == n_q``).
-        scaling: a :class:`posenc.rope_scaling.RopeScaling`, or ``None`` for plain RoPE. As in
+        scaling: a :class:`posenc.rope_scaling.RopeScaling` or :class:`~posenc.rope_scaling.LongRopeScaling`
+            (:func:`posenc.relative.check_scaling`), or ``None`` for plain RoPE. As in
             :meth:`posenc.relative.RopeScheme.rotate`, dynamic NTK reads the current length as
             the largest position + 1, and YaRN's temperature multiplies the logits.
         layout: one of :data:`posenc.relative.ROPE_LAYOUTS`; base: RoPE's base.
@@ -165,7 +164,7 @@ def rope_attention_scores(
         raise ValueError(f"k_positions is needed when k has another length than q: {k.shape[0]} != {q.shape[0]}")
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
     if scaling is not None:
-        check_instance("scaling", scaling, RopeScaling, what="a posenc.rope_scaling.RopeScaling or None")
+        check_scaling("scaling", scaling)
     d_head = q.shape[1]
     speeds, scale = None, 1.0
     if scaling is not None:
@@ -198,7 +197,7 @@ def rope_attention(
     k_positions: Any = None,
     *,
     mask: Any = None,
-    scaling: RopeScaling | None = None,
+    scaling: FrequencyScaling | None = None,
     layout: str = "interleaved",
     base: float = 10000.0,
 ) -> torch.Tensor:

@@ -38,8 +38,14 @@ from typing import Any
 
 import torch
 
-from posenc.checks import check_choice, check_instance, check_positive_float, check_positive_int, check_reals
-from posenc.relative import PARTIAL_LADDERS, partial_inverse_frequencies, rope_inverse_frequencies
+from posenc.checks import check_choice, check_positive_float, check_positive_int, check_real, check_reals
+from posenc.relative import (
+    PARTIAL_LADDERS,
+    FrequencyScaling,
+    check_scaling,
+    partial_inverse_frequencies,
+    rope_inverse_frequencies,
+)
 
 __all__ = [
     "METHODS",
@@ -282,6 +288,7 @@ class YarnZones:
 
     def every_zone_holds(self, share: float = 0.1) -> bool:
         """True if each zone holds at least ``share`` of the pairs: the regime YaRN's constants were chosen for."""
+        share = check_real("share", share, low=0.0, high=1.0, what="a share of the pairs")
         return min(self.shares.values()) >= share
 
 
@@ -334,6 +341,9 @@ def yarn_attention_factor(factor: float, *, mscale: float | None = None, mscale_
     instead (:func:`posenc.rope_config.softmax_scale`).
     """
     factor = _check_factor(factor)
+    for name, value in (("mscale", mscale), ("mscale_all_dim", mscale_all_dim)):
+        if value is not None:
+            check_positive_float(name, value)
     if mscale and mscale_all_dim:
         return yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all_dim)
     return 0.1 * math.log(factor) + 1.0
@@ -380,12 +390,17 @@ def llama3_inverse_frequencies(
     return _blend(speeds, keep, factor)
 
 
-def _check_factor_list(name: str, values: Any, n_pairs: int) -> torch.Tensor:
+def _check_factor_list(name: str, values: Any, n_pairs: int | None = None) -> torch.Tensor:
+    """LongRoPE's per-pair factors: ``n_pairs`` finite numbers > 0 (any non-zero count with ``None``)."""
     try:
         tensor = torch.as_tensor(values, dtype=torch.float64)
     except (TypeError, ValueError, RuntimeError):
-        raise TypeError(f"{name} must be a list of numbers (one per rotated pair), got {values!r}") from None
-    if tensor.shape != (n_pairs,):
+        raise TypeError(f"{name} must be a list of numbers (one per rotated pair), got {values!r:.80}") from None
+    if n_pairs is None:
+        if tensor.ndim != 1 or tensor.numel() == 0:
+            raise ValueError(f"{name} must be a non-empty list of numbers (one per rotated pair), got shape "
+                             f"{tuple(tensor.shape)}")
+    elif tensor.shape != (n_pairs,):
         raise ValueError(f"{name} must hold {n_pairs} numbers (one per pair of a {2 * n_pairs}-wide rotation), "
                          f"got shape {tuple(tensor.shape)}")
     if not bool((tensor > 0).all()) or not bool(torch.isfinite(tensor).all()):
@@ -543,6 +558,8 @@ class LongRopeScaling:
     factor: float = 1.0
 
     def __post_init__(self) -> None:
+        _check_factor_list("short_factor", self.short_factor)
+        _check_factor_list("long_factor", self.long_factor)
         object.__setattr__(self, "short_factor", tuple(float(x) for x in self.short_factor))
         object.__setattr__(self, "long_factor", tuple(float(x) for x in self.long_factor))
         if len(self.short_factor) != len(self.long_factor):
@@ -615,14 +632,15 @@ def pair_diagnostic(
         One :class:`PairRow` per pair, fastest first.
     """
     train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
+    check_scaling("scaling", scaling)
+    partial = check_real("partial", partial, low=0.0, low_open=True, high=1.0,
+                         what="the share of d_head that rotates")
     scaling_len = getattr(scaling, "train_len", None)
     if scaling is not None and scaling_len is not None and scaling_len != train_len:
         raise ValueError(f"scaling was set up for train_len={scaling_len}, but train_len={train_len}: "
                          f"the diagnosis would mix two training lengths; build the scaling with "
                          f"train_len={train_len}")
     scaling = scaling or RopeScaling("none", train_len=train_len)
-    if not (callable(getattr(scaling, "inverse_frequencies", None)) and hasattr(scaling, "query_key_scale")):
-        raise TypeError(f"scaling must be a RopeScaling (or LongRopeScaling) or None, got {type(scaling).__name__}")
     check_choice("ladder", ladder, PARTIAL_LADDERS)
     if partial == 1.0:
         speeds = rope_inverse_frequencies(d_head, base=base)
@@ -646,7 +664,7 @@ def pair_diagnostic(
 
 
 def relative_score_curve(
-    distances: Any, d_head: int, *, scaling: RopeScaling | None = None, base: float = 10000.0, seq_len: int | None = None
+    distances: Any, d_head: int, *, scaling: FrequencyScaling | None = None, base: float = 10000.0, seq_len: int | None = None
 ) -> torch.Tensor:
     """The score a query gives a key at each distance when both are all-ones vectors.
 
@@ -665,7 +683,7 @@ def relative_score_curve(
     if dist.ndim != 1 or bool((dist < 0).any()):
         raise ValueError(f"distances must be a 1-D tensor of offsets >= 0, got {distances!r}")
     if scaling is not None:
-        check_instance("scaling", scaling, RopeScaling, what="a RopeScaling or None")
+        check_scaling("scaling", scaling)
     if seq_len is not None:
         seq_len = check_positive_int("seq_len", seq_len)
     scaling = scaling or RopeScaling("none")

@@ -125,8 +125,10 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
     fig.add_trace(go.Scatter(x=[0], y=[2 * math.pi], mode="lines", name="one full turn (2π)",
                              line=dict(color="#555555", dash="dash")), row=1, col=1)
     fig.add_trace(go.Scatter(x=[0], y=[1.0], mode="lines", name="plain RoPE, trained distances",
-                             line=dict(color="#BBBBBB", width=6)), row=1, col=2)
-    fig.add_trace(go.Scatter(x=[0], y=[1.0], mode="lines", name="with the method"), row=1, col=2)
+                             line=dict(color="#BBBBBB", width=6, dash="solid")), row=1, col=2)
+    # Told apart from the thick light-grey reference by width and lightness: both solid.
+    fig.add_trace(go.Scatter(x=[0], y=[1.0], mode="lines", name="with the method", line=dict(dash="solid")),
+                  row=1, col=2)
     fig.update_yaxes(type="log", dtick=1, title_text="angle (radians)", row=1, col=1)
     fig.update_xaxes(title_text="coordinate pair i (0 = fastest)", row=1, col=1)
     fig.update_xaxes(title_text="distance (positions)", row=1, col=2)
@@ -143,6 +145,7 @@ def scaling_explorer(*, method: str = "none", factor: float = 4.0, setting: str 
         [Control("method", list(METHODS), label="method", default=method),
          Control("factor", list(FACTORS), label="scale factor s", default=factor, live=(1.0, 32.0, 0.5)),
          Control("setting", list(SETTINGS), label="model", default=setting)],
+        title="What each RoPE scaling method does to the angles of every pair and to the score",
         caption="Grey: what training showed; colour: the chosen method on the longer input; dashed: one full turn "
         "(2π). Choose a method, a factor and a model. PI shrinks every bar by s, so no pair meets a new angle, "
         "but the fast pairs' offset-1 angles shrink too. NTK-aware scaling, YaRN and Llama 3 keep the pairs that "

@@ -22,7 +22,15 @@ from typing import Any
 
 import torch
 
-from posenc.checks import check_even_int, check_nonnegative_int, check_positive_int
+from posenc.checks import (
+    check_bool,
+    check_even_int,
+    check_int_sequence,
+    check_nonnegative_int,
+    check_positive_int,
+    check_real_positions,
+    check_tensor,
+)
 from posenc.relative import apply_rope, rope_inverse_frequencies
 
 __all__ = [
@@ -39,11 +47,25 @@ _PAIRS = "RoPE rotates pairs of coordinates"
 
 
 def _matrix(name: str, value: Any, rows: int | None = None) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor) or value.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D tensor, got {getattr(value, 'shape', value)!r}")
+    check_tensor(name, value, ndim=2)
     if rows is not None and value.shape[0] != rows:
         raise ValueError(f"{name} must have {rows} rows, got shape {tuple(value.shape)}")
     return value
+
+
+def _base(base: Any) -> float:
+    """RoPE's base, checked as :func:`posenc.relative.rope_inverse_frequencies` checks it (even where nothing rotates)."""
+    rope_inverse_frequencies(2, base=base)
+    return base
+
+
+def _positions(name: str, positions: Any, n: int) -> Any:
+    """``n`` integer or fractional positions >= 0 (as :func:`posenc.relative.apply_rope` takes them), or None."""
+    if positions is not None:
+        checked = check_real_positions(name, positions)
+        if checked.shape != (n,):
+            raise ValueError(f"{name} must hold {n} positions (one per row), got shape {tuple(checked.shape)}")
+    return positions
 
 
 def latent_scores(
@@ -67,6 +89,9 @@ def latent_scores(
     w_uk = _matrix("w_uk", w_uk, rows=q.shape[1])
     if w_uk.shape[1] != latents.shape[1]:
         raise ValueError(f"w_uk must have {latents.shape[1]} columns (d_latent), got shape {tuple(w_uk.shape)}")
+    q_positions = _positions("q_positions", q_positions, q.shape[0])
+    k_positions = _positions("k_positions", k_positions, latents.shape[0])
+    rotate, absorbed, base = check_bool("rotate", rotate), check_bool("absorbed", absorbed), _base(base)
     if rotate:
         if q_positions is None or k_positions is None:
             raise ValueError("rotate=True needs q_positions and k_positions")
@@ -84,6 +109,8 @@ def offset_matrix_gap(w_uk: torch.Tensor, offsets: Sequence[int], *, base: float
     absorb for keys ``t`` positions away is from the one for offset 0 (Frobenius norms)."""
     w_uk = _matrix("w_uk", w_uk)
     check_even_int("w_uk rows (d_head)", w_uk.shape[0], why=_PAIRS)
+    offsets = check_int_sequence("offsets", offsets, nonnegative=True, min_len=1)
+    base = _base(base)
     norm = float(w_uk.norm())
     gaps = []
     for t in offsets:
@@ -111,6 +138,17 @@ def decoupled_scores(
     Returns:
         ``(n_q, n_k)``.
     """
+    q_nope, q_rope = _matrix("q_nope", q_nope), _matrix("q_rope", q_rope, rows=q_nope.shape[0])
+    latents, k_rope = _matrix("latents", latents), _matrix("k_rope", k_rope, rows=latents.shape[0])
+    w_uk = _matrix("w_uk", w_uk, rows=q_nope.shape[1])
+    if k_rope.shape[1] != q_rope.shape[1]:
+        raise ValueError(f"k_rope must have {q_rope.shape[1]} columns (q_rope's d_rope), got shape {tuple(k_rope.shape)}")
+    check_even_int("q_rope's width (d_rope)", q_rope.shape[1], why=_PAIRS)
+    q_positions = _positions("q_positions", q_positions, q_nope.shape[0])
+    k_positions = _positions("k_positions", k_positions, latents.shape[0])
+    if q_positions is None or k_positions is None:
+        raise TypeError("q_positions and k_positions must be positions (the rotated slice needs them), got None")
+    absorbed, base = check_bool("absorbed", absorbed), _base(base)
     content = latent_scores(q_nope, latents, w_uk, absorbed=absorbed)
     position = apply_rope(q_rope, q_positions, base=base) @ apply_rope(k_rope, k_positions, base=base).T
     return content + position
@@ -135,6 +173,9 @@ def axial_rope(x: torch.Tensor, rows: Any, cols: Any, *, base: float = 10000.0) 
     d = x.shape[1]
     if d % 4:
         raise ValueError(f"x's width must be divisible by 4 for axial RoPE (two halves of pairs), got {d}")
+    rows, cols = _positions("rows", rows, x.shape[0]), _positions("cols", cols, x.shape[0])
+    if rows is None or cols is None:
+        raise TypeError(f"rows and cols must be positions (one per row of x), got rows={rows!r}, cols={cols!r}")
     half = d // 2
     return torch.cat([apply_rope(x[:, :half], rows, base=base), apply_rope(x[:, half:], cols, base=base)], dim=1)
 
@@ -151,8 +192,10 @@ def mrope_position_ids(n_text_before: int, grid: tuple[int, int, int], n_text_af
     """
     before = check_nonnegative_int("n_text_before", n_text_before)
     after = check_nonnegative_int("n_text_after", n_text_after)
-    t, h, w = (check_positive_int(name, value) for name, value in zip(("grid t", "grid h", "grid w"), grid,
-                                                                       strict=True))
+    sizes = check_int_sequence("grid", grid)
+    if len(sizes) != 3:
+        raise ValueError(f"grid must be (t, h, w): three positive integers, got {grid!r}")
+    t, h, w = sizes
     text = torch.arange(before).expand(3, -1)
     tt, hh, ww = torch.meshgrid(torch.arange(t), torch.arange(h), torch.arange(w), indexing="ij")
     vision = torch.stack([tt.flatten(), hh.flatten(), ww.flatten()]) + before
@@ -174,10 +217,11 @@ def mrope_angles(position_ids: torch.Tensor, d_head: int, sections: Sequence[int
         float64 ``(n, d_head // 2)``.
     """
     d_head = check_even_int("d_head", d_head, why=_PAIRS)
+    check_real_positions("position_ids", position_ids)
     ids = torch.as_tensor(position_ids)
     if ids.ndim != 2 or ids.shape[0] != 3:
         raise ValueError(f"position_ids must have shape (3, n), got {tuple(ids.shape)}")
-    sections = [check_nonnegative_int("section", s) for s in sections]
+    sections = list(check_int_sequence("sections", sections, nonnegative=True))
     if len(sections) != 3 or sum(sections) != d_head // 2:
         raise ValueError(f"sections must be three numbers summing to d_head // 2 = {d_head // 2}, got {sections}")
     axis = torch.repeat_interleave(torch.arange(3), torch.tensor(sections))

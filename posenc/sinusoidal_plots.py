@@ -196,6 +196,11 @@ def table_explorer(
             Control("d_model", list(d_models), label="d_model", default=start_d, live=(2, 1024, 2)),
             Control("seq_len", list(lengths), label="sequence length", default=start_len, live=(1, 4096, 1)),
         ],
+        title="The sinusoidal table at several widths and lengths",
+        # On paper: every width at the middle length (more channels, more slow ones), then the
+        # widest table at the other lengths (a longer table shows more of its slow waves).
+        print_settings=([{"d_model": d, "seq_len": lengths[len(lengths) // 2]} for d in d_models]
+                        + [{"d_model": start_d, "seq_len": n} for n in lengths if n != lengths[len(lengths) // 2]])[:6],
         caption="Rows are positions, columns are channels (sin, cos, sin, cos, ...). Large tables are drawn "
         "as means of row blocks and a subset of channel pairs; the table itself is computed in full.",
     )
@@ -288,6 +293,7 @@ def position_explorer(
         update,
         [Control("position", list(positions), label="position", default=positions[min(3, len(positions) - 1)],
                  live=(0, 100000, 1))],
+        title=f"The waves through a position, and its whole vector (d_model = {d_model})",
         caption=f"d_model = {d_model}. Each dot is one entry of PE(pos): the value of one wave at the chosen "
         "position. Fast waves swing within a few positions; slow ones barely move over the whole window.",
     )
@@ -366,9 +372,24 @@ def rotation_explorer(
             Control("position", list(positions), label="position", default=positions[min(2, len(positions) - 1)],
                     live=(0, 100000, 1)),
         ],
+        title=f"A shift by k positions is a rotation of every pair (d_model = {d_model})",
+        # On paper: four offsets at one position, then one offset at two other positions (the
+        # rotation does not depend on the position).
+        print_settings=_rotation_print_settings(offsets, positions),
         caption=f"d_model = {d_model}. M_k turns pair i by the angle k·w_i, whatever the position: fast pairs "
         "turn a lot, slow pairs hardly at all. The title shows the largest gap between M_k·PE(pos) and PE(pos+k).",
     )
+
+
+def _rotation_print_settings(offsets: Sequence[int], positions: Sequence[int]) -> list[dict[str, int]]:
+    """Four offsets spread over the grid at the default position, then the default offset at two
+    other positions: what the rotation explorer prints."""
+    k, position = offsets[min(3, len(offsets) - 1)], positions[min(2, len(positions) - 1)]
+    picks = sorted({offsets[int(i)] for i in np.linspace(0, len(offsets) - 1, 4).round()} | {k})
+    settings = [{"k": o, "position": position} for o in picks]
+    others = [p for p in positions if p != position]
+    settings += [{"k": k, "position": p} for p in (others[:1] + others[-1:] if len(others) > 1 else others)]
+    return settings[:6]
 
 
 # --------------------------------------------------------------------------- static figures

@@ -271,6 +271,14 @@ def _no_grid(name: str) -> list[Any]:
     raise ReachedWork(name)
 
 
+def _panels() -> list[Any]:
+    import plotly.graph_objects as go
+
+    from posenc.paper import Panel
+
+    return [Panel(f"slope {k}", go.Figure(go.Scatter(x=[0, 1, 2], y=[0, k, 2 * k]))) for k in (1, 2)]
+
+
 def _claim() -> Any:
     from posenc.book.factcheck import Claim
 
@@ -419,6 +427,8 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
         "scaling": lambda: _import("posenc.rope_scaling.RopeScaling")("dynamic_ntk", train_len=2)},
     "posenc.bugs.*_scores*": {"x": lambda: torch.randn(4, 8, dtype=torch.float64)},
     "posenc.bugs.rope_cos_sin_model_dtype": {"positions": lambda: torch.arange(4)},
+    "posenc.bugs.*config_scaling*": {"build": lambda: _import("posenc.bugs.rotary_inverse_frequencies_fixed")},
+    "posenc.bugs.*longrope_*": {"generate": lambda: _import("posenc.bugs.generate_longrope_fixed")},
     "posenc.bugs.cos_sin_error": {"positions": lambda: torch.arange(4)},
     "posenc.bugs.shift_error": {"table": lambda: _import("posenc.sinusoidal.sinusoidal_table")(8, 4)},
     "posenc.bugs.pair_radius_error": {"table": lambda: _import("posenc.sinusoidal.sinusoidal_table")(8, 4)},
@@ -547,12 +557,54 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.book.findings.prose_name": {"key": lambda: "t5>rope new@32"},
     "posenc.book.findings.verdict_prose": {"verdicts": lambda: {"k": _verdict()}},
     "posenc.book.findings.verdict_rows": {"verdicts": lambda: {"k": _verdict()}},
+    "posenc.interactive.Explorer.print_html": {"uid": lambda: "x1"},
+    "posenc.palette.lightness": {"hex_colour": lambda: "#0072B2"},
+    "posenc.paper.small_multiples": {"panels": _panels},
+    "posenc.paper.to_svg": {"figure": lambda: __import__("posenc.paper", fromlist=["x"]).small_multiples(_panels()),
+                            "salt": lambda: "x1"},
+    "posenc.paper.wrap_to_width": {"text": lambda: "a few words to wrap", "width_pt": lambda: 40.0,
+                                   "size": lambda: 8.0},
+    "posenc.plots.plain_text": {"text": lambda: "a <b>bold</b> title"},
     "posenc.rope_practice.*": {"q": lambda: torch.randn(4, 4), "k": lambda: torch.randn(4, 4), "v": lambda: torch.randn(4, 3)},
     "posenc.rope_practice.permute_rotary_weight": {"weight": lambda: torch.randn(8, 3)},
     "posenc.rope_practice.angle_error": {"dtype": lambda: torch.bfloat16},
     "posenc.rope_scaling.RopeScaling": {"method": lambda: "ntk"},
     "posenc.rope_scaling.RopeScaling.for_length": {"method": lambda: "yarn"},
     "posenc.rope_scaling.pair_diagnostic": {"d_head": lambda: 8, "train_len": lambda: 4, "target_len": lambda: 16},
+    "posenc.rope_scaling.LongRopeScaling": {"short_factor": lambda: (1.0, 1.0), "long_factor": lambda: (1.0, 2.0)},
+    "posenc.rope_scaling.longrope_inverse_frequencies": {"short_factor": lambda: (1.0, 1.0),
+                                                         "long_factor": lambda: (1.0, 2.0)},
+    "posenc.landscape.ModelRow": {"model": lambda: "A model", "released": lambda: "2026", "scheme": lambda: "RoPE",
+                                  "base": lambda: "10,000", "scaling": lambda: "none", "context": lambda: "4K",
+                                  "position_free": lambda: "none", "partial": lambda: "1",
+                                  "sources": lambda: ("devlin2019bert",), "provenance": lambda: "a source"},
+    "posenc.long_context.*": {"position_ids": lambda: torch.tensor([[0, 1, 2], [0, 0, 1]])},
+    "posenc.long_context.softmax_with_sink": {"sink": lambda: 0.5},
+    "posenc.long_context.streaming_cache": {"n_tokens": lambda: 10, "n_sink": lambda: 2, "window": lambda: 4},
+    "posenc.long_context.effective_length": {"scores": lambda: {16: 1.0, 32: 0.95, 64: 0.5}},
+    "posenc.rope_config.*": {"config": lambda: _hf_config()},
+    "posenc.rope_config.RopeSettings": {"rope_type": lambda: "default", "rope_theta": lambda: 10000.0,
+                                        "head_dim": lambda: 8},
+    "posenc.rope_config.check_rope_frequencies": {
+        "inv_freq": lambda: _import("posenc.rope_config.rope_settings")(_hf_config()).inverse_frequencies()},
+    "posenc.rope_config.frequency_mismatch": {"expected": lambda: torch.ones(4, dtype=torch.float64),
+                                              "got": lambda: torch.ones(4)},
+    "posenc.rope_config.softmax_scale": {"qk_head_dim": lambda: 192},
+    "posenc.rope_variants.*": {"q": lambda: torch.randn(3, 4, dtype=torch.float64),
+                               "q_nope": lambda: torch.randn(3, 4, dtype=torch.float64),
+                               "q_rope": lambda: torch.randn(3, 2, dtype=torch.float64),
+                               "latents": lambda: torch.randn(5, 2, dtype=torch.float64),
+                               "k_rope": lambda: torch.randn(5, 2, dtype=torch.float64),
+                               "w_uk": lambda: torch.randn(4, 2, dtype=torch.float64),
+                               "q_positions": lambda: torch.arange(3), "k_positions": lambda: torch.arange(5)},
+    "posenc.rope_variants.axial_rope": {"x": lambda: torch.randn(2, 8, dtype=torch.float64),
+                                        "rows": lambda: torch.tensor([0, 1]), "cols": lambda: torch.tensor([1, 3])},
+    "posenc.rope_variants.cache_width": {"latent": lambda: 8, "rope": lambda: 2},
+    "posenc.rope_variants.mrope_position_ids": {"n_text_before": lambda: 2, "grid": lambda: (1, 2, 2),
+                                                "n_text_after": lambda: 1},
+    "posenc.rope_variants.mrope_angles": {
+        "position_ids": lambda: _import("posenc.rope_variants.mrope_position_ids")(2, (1, 2, 2), 1),
+        "d_head": lambda: 8, "sections": lambda: (1, 2, 1)},
     "posenc.rope_scaling_plots.attention_maps_figure": {"maps": lambda: {"plain": np.eye(4)}, "head": lambda: 0},
     "posenc.schemes.reject_options": {"name": lambda: "rope", "options": lambda: {"base": 10.0},
                                       "allowed": lambda: ("base",)},
@@ -594,6 +646,13 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.train.run_metrics": {"model": lambda: _import("posenc.train.build_model")(_tiny_config())},
     "posenc.train.random_position_ids": {"n_positions": lambda: 8},
 }
+
+
+def _hf_config() -> dict[str, Any]:
+    """A small Hugging Face config.json with Llama 3's scaling (width-16 heads, trained on 32 positions)."""
+    return {"hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 256,
+            "rope_parameters": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                "original_max_position_embeddings": 32, "rope_theta": 10000.0}}
 
 
 def _task8() -> Any:
@@ -648,6 +707,10 @@ INSTANCES: dict[str, Callable[[], Any]] = {
         torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), torch.tensor([0, 1, 2])),
     "posenc.robustness.Side": _side,
     "posenc.rope_scaling.RopeScaling": lambda: _import("posenc.rope_scaling.RopeScaling")("yarn", factor=2.0, train_len=4),
+    "posenc.rope_scaling.LongRopeScaling": lambda: _import("posenc.rope_scaling.LongRopeScaling")(
+        (1.0, 1.0), (1.0, 2.0), train_len=4, factor=2.0),
+    "posenc.rope_scaling.YarnZones": lambda: _import("posenc.rope_scaling.yarn_zones")(64, train_len=512),
+    "posenc.rope_config.RopeSettings": lambda: _import("posenc.rope_config.RopeSettings")("default", 10000.0, 8),
     "posenc.schemes.PositionScheme": lambda: _import("posenc.schemes.PositionScheme")(),
     "posenc.schemes.SinusoidalScheme": lambda: _import("posenc.schemes.SinusoidalScheme")(8),
     "posenc.schemes.LearnedScheme": lambda: _import("posenc.schemes.LearnedScheme")(8, 8),
@@ -827,6 +890,12 @@ KIND_BY_TARGET: dict[str, dict[str, str]] = {
     "posenc.relative.partial_inverse_frequencies": {"speeds": "tensor"},
     "posenc.pretrained.token_vectors": {"input_ids": "int_seq"},
     "posenc.sinusoidal.offset_dot_product": {"offsets": "signed_ints"},
+    "posenc.rope_scaling.longrope_inverse_frequencies": {"short_factor": "float_seq", "long_factor": "float_seq"},
+    "posenc.rope_config.check_rope_frequencies": {"inv_freq": "tensor"},
+    "posenc.rope_config.frequency_mismatch": {"got": "tensor"},
+    "posenc.rope_variants.axial_rope": {"rows": "positions", "cols": "positions"},
+    "posenc.rope_variants.mrope_position_ids": {"grid": "int_seq"},
+    "posenc.long_context.softmax_with_sink": {"scores": "tensor"},
 }
 
 #: target pattern -> {parameter: the name its error must give}: the check helpers name the caller's argument.
@@ -858,6 +927,7 @@ RECORDS: tuple[str, ...] = (
     "posenc.registry.SchemeSpec", "posenc.robustness.SettingResult",
     "posenc.robustness.Verdict", "posenc.robustness.Bracket", "posenc.bugs.Bug",
     "posenc.compare.Spread", "posenc.corpus.Document", "posenc.perplexity.ScoredBytes", "posenc.pretrained.TextAttention",
+    "posenc.rope_scaling.YarnZones",
 )
 
 #: Parameters whose value is free text: any string is valid (their wrong types are still probed).
@@ -871,7 +941,9 @@ EXHIBITS: tuple[str, ...] = tuple(f"posenc.bugs.{name}" for name in (
     "sinusoid_table_channel_exponent", "sinusoid_table_recipe", "sinusoid_table_concatenated",
     "sinusoid_table_concatenated_fixed", "embed_without_scale", "embed_with_scale", "sinusoid_table_any_width",
     "add_positions_from_cache", "add_positions_from_cache_fixed", "half_split_scores", "half_split_scores_fixed",
-    "rope_cos_sin_model_dtype", "generate_dynamic_ntk_cached", "generate_dynamic_ntk_fixed", "alibi_slopes_geometric"))
+    "rope_cos_sin_model_dtype", "generate_dynamic_ntk_cached", "generate_dynamic_ntk_fixed", "alibi_slopes_geometric",
+    "rotary_inverse_frequencies", "rotary_inverse_frequencies_fixed", "generate_longrope_cached",
+    "generate_longrope_fixed"))
 
 ALLOWED: tuple[Allowed, ...] = (
     *(Allowed(exhibit, "*", "*", "an exhibit of appendix D, shown as written in the wild (see EXHIBITS)")
@@ -922,6 +994,10 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed("posenc.results.differing_fields", "ignore", "empty", "ignore nothing: the default"),
     Allowed("posenc.book.findings.prose_name", "key", "unknown", "turns any key into a Python name for the text's "
             "values (verdict_prose passes the keys of the verdicts it is given)"),
+    Allowed("posenc.interactive.Explorer.print_html", "uid", "unknown", "any non-empty string makes the SVG's ids unique"),
+    Allowed("posenc.paper.to_svg", "salt", "unknown", "any non-empty string makes the SVG's ids unique"),
+    Allowed("posenc.paper.wrap_to_width", "text", "unknown", "free text: any string is wrapped"),
+    Allowed("posenc.plots.plain_text", "text", "unknown", "free text: any string is read as plotly's HTML subset"),
     Allowed("posenc.results.summar*", "by", "empty", "group by no field: every run in one group, on purpose"),
     Allowed("*", "strategies", "empty", "read no workaround: each scheme once, by its plain metrics"),
     Allowed("posenc.robustness.Side", "metric", "unknown", "a metric name, looked up in the runs at evaluate: a run "
@@ -979,6 +1055,12 @@ ALLOWED: tuple[Allowed, ...] = (
             "it are swept"),
     Allowed("posenc.interactive.Explorer.frame", "values", "*",
             "forwarded to the reader's update function, which receives them as its own arguments"),
+    Allowed("posenc.landscape.ModelRow", "*", "unknown", "a table cell: free text (Markdown), any non-empty string"),
+    Allowed("posenc.landscape.ModelRow", "sources", "bad entry", "a bibliography key: any non-empty string "
+            "(tests/test_landscape.py checks every row's keys against references.bib)"),
+    Allowed("posenc.long_context.softmax_with_sink", "sink", "negative", "a logit: any finite number"),
+    Allowed("posenc.long_context.effective_length", "threshold", "negative", "a bar on the caller's own score "
+            "scale: any finite number"),
 )
 
 

@@ -27,7 +27,7 @@ from posenc.pretrained import checkpoint_keys, load_position_table
 from posenc.registry import available_schemes, make_position_scheme
 from posenc.results import RunResult, load_results, metric_values, save_results, summarize, summary_by_label
 from posenc.rope_practice import rope_attention_scores
-from posenc.rope_scaling import RopeScaling, pair_diagnostic
+from posenc.rope_scaling import LongRopeScaling, RopeScaling, pair_diagnostic
 from posenc.sinusoidal import SinusoidalPositionalEncoding, sinusoidal_table
 from posenc.tasks import CopyOffsetTask
 from posenc.train import TrainConfig, evaluate, fine_tune, position_accuracy, train
@@ -355,3 +355,45 @@ def test_a_tiny_run_trains_for_every_scheme(scheme: str) -> None:
                      task_options={"n_symbols": 4, "offset": 1})
     _, result = train(config)
     assert 0.0 <= result.metrics["accuracy"] <= 1.0 and math.isfinite(result.metrics["final_loss"])
+
+
+# -- issue 24's code under the contract ------------------------------------------------------------------
+def _long_rope() -> LongRopeScaling:
+    return LongRopeScaling((1.0,) * 4, (1.0, 1.5, 2.0, 4.0), train_len=8, factor=4.0)
+
+
+def test_a_long_rope_scaling_is_taken_wherever_a_scaling_is() -> None:
+    """The RopeScaling-only check of issue 27 refused LongRoPE (Appendix D's check_longrope_cache failed on
+    every implementation); one duck-typed check (posenc.relative.check_scaling) now serves every function."""
+    from posenc import bugs
+    from posenc.relative import RopeScheme
+    from posenc.rope_scaling import relative_score_curve
+
+    scaling = _long_rope()
+    q, k = torch.randn(12, 8, dtype=torch.float64), torch.randn(12, 8, dtype=torch.float64)
+    assert rope_attention_scores(q, k, torch.arange(12), scaling=scaling).shape == (12, 12)
+    assert len(pair_diagnostic(8, train_len=8, target_len=32, scaling=scaling)) == 4
+    assert relative_score_curve(torch.arange(4.0), 8, scaling=scaling).shape == (4,)
+    RopeScheme(8, 1).set_scaling(scaling)
+    assert bugs.check_longrope_cache(bugs.generate_longrope_fixed).startswith("every generated token")
+    for call in (lambda: rope_attention_scores(q, k, torch.arange(12), scaling="yarn"),  # type: ignore[arg-type]
+                 lambda: pair_diagnostic(8, train_len=8, target_len=32, scaling="yarn"),
+                 lambda: RopeScheme(8, 1).set_scaling("yarn")):  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"scaling must be a RoPE scaling \(a posenc.rope_scaling.RopeScaling or "
+                                            r"LongRopeScaling.*got 'yarn' of type str"):
+            call()
+
+
+def test_a_partial_head_is_named_as_partial() -> None:
+    with pytest.raises(ValueError, match=r"partial must be the share of d_head that rotates in \(0, 1\], got -1"):
+        pair_diagnostic(8, train_len=8, target_len=32, partial=-1)
+    with pytest.raises(TypeError, match="partial must be a real number, got True of type bool"):
+        pair_diagnostic(8, train_len=8, target_len=32, partial=True)
+
+
+def test_the_config_check_takes_a_config_dict() -> None:
+    from posenc import bugs
+
+    assert bugs.check_config_scaling(bugs.rotary_inverse_frequencies_fixed).startswith("every layer type")
+    with pytest.raises(TypeError, match=r"config must be a dict \(a model's config.json\), got \['x'\] of type list"):
+        bugs.rotary_inverse_frequencies_fixed(["x"])  # type: ignore[arg-type]

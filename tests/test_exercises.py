@@ -251,3 +251,27 @@ def test_counter_ignores_directives_in_code_cells() -> None:
     # A code cell that merely prints directive text is not an exercise.
     notebook = _notebook(_code('print("```{exercise} fake\\n:label: ex-d-1\\n```")'))
     assert count_exercises(notebook).exercises == []
+
+
+#: A reference to an exercise renders as "Exercise 6.4" (numref): a word "exercise" before it doubles it.
+_DOUBLED_NAME = re.compile(r"\b[Ee]xercises? \{(?:ref|numref)\}`ex-")
+
+
+def doubled_exercise_names(text: str) -> list[str]:
+    """Places where the text says "exercise" right before a reference that prints "Exercise N"."""
+    return [match.group(0) for match in _DOUBLED_NAME.finditer(text)]
+
+
+def test_a_doubled_exercise_name_is_found() -> None:
+    assert doubled_exercise_names("see exercise {ref}`ex-exp-4` and {ref}`ex-exp-2`") == ["exercise {ref}`ex-"]
+    assert doubled_exercise_names("see {ref}`ex-exp-4`") == []
+
+
+@pytest.mark.parametrize("path", sorted(BOOK.glob("*.ipynb")) + sorted(BOOK.glob("*.md")), ids=lambda p: p.name)
+def test_no_reference_to_an_exercise_doubles_its_name(path: Path) -> None:
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    else:
+        text = path.read_text(encoding="utf-8")
+    assert not doubled_exercise_names(text), f"{path.name}: {doubled_exercise_names(text)} (the reference already says Exercise N)"

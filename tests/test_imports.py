@@ -92,12 +92,13 @@ def test_teaching_modules_never_import_the_book_helpers() -> None:
 
 #: The package's layers, lowest first (the README's "Inside posenc, dependencies run one way"): a
 #: module imports only modules of lower layers. Computing modules (layers 0-8) never draw; the
-#: figures sit on top: ``plots`` (style), ``interactive`` (explorers), then every ``X_plots``,
+#: figures sit on top: ``plots`` (style), ``paper`` (figures drawn for print), ``interactive``
+#: (explorers), then every ``X_plots``,
 #: which may also import another ``*_plots`` module (the cycle test above still applies). A new
 #: module needs a place here.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("checks", "palette", "runtime", "book.evals", "landscape"),
-    ("sinusoidal", "corpus", "results", "perplexity", "book.factcheck"),
+    ("checks", "palette", "runtime", "book.evals"),
+    ("sinusoidal", "corpus", "results", "perplexity", "book.factcheck", "landscape"),
     ("learned", "extrapolate", "order", "tasks", "robustness"),
     ("schemes", "params", "compare"),
     ("relative", "hybrid"),
@@ -106,6 +107,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("train", "analysis", "bugs"),
     ("checkpoint", "suite", "pretrained"),
     ("plots",),
+    ("paper",),  # the second renderer of figures: matplotlib small multiples for print
     ("interactive",),
     tuple(sorted(m.removeprefix("posenc.") for m in MODULES if m.endswith("_plots"))),
     ("book",),

@@ -37,9 +37,35 @@ def test_static_frames_cover_the_grid_in_mixed_radix_order() -> None:
     # frame index = scale_index * 2 + shape_index
     assert frames[2 * 2 + 1]["traces"]["0"]["y"] == [0, 3, 12, 27, 48]
     assert frames[1 * 2 + 0]["layout"]["title.text"] == "line x2"
-    assert [s["name"] for s in fig.layout.sliders] == ["scale"]
-    assert [m["name"] for m in fig.layout.updatemenus] == ["shape"]
-    assert all(step["method"] == "skip" for step in fig.layout.sliders[0]["steps"])
+    # The controls are HTML beside the figure (static_html), not plotly sliders or menus in it.
+    assert not fig.layout.sliders and not fig.layout.updatemenus
+
+
+def test_static_html_writes_one_html_control_per_control_at_its_default() -> None:
+    fig = go.Figure(go.Scatter(x=[0], y=[0]))
+    controls = [
+        Control("scale", [1, 2, 3], label="scale factor", default=2),
+        Control("shape", ["line", "square"]),
+        Control("word", [f"option number {i}" for i in range(8)], default="option number 3"),
+    ]
+    html = Explorer(fig, lambda scale, shape, word: Frame(), controls).static_html()
+    rows = re.findall(r'<div class="posenc-control posenc-control-(\w+)" data-control="(\d)"', html)
+    assert rows == [("slider", "0"), ("buttons", "1"), ("select", "2")]
+    slider = re.search(r'<input type="range"[^>]*>', html)
+    assert slider is not None and 'min="0" max="2" step="1" value="1"' in slider.group(0)
+    assert 'aria-valuetext="2"' in slider.group(0) and ">scale factor</label>" in html
+    assert re.findall(r'aria-pressed="(true|false)">(\w+)</button>', html) == [("true", "line"), ("false", "square")]
+    assert '<option value="3" selected>option number 3</option>' in html
+    assert html.count('class="posenc-explorer"') == 1  # the print edition counts explorers by it
+    payload = json.loads(re.search(r'<script type="application/json" id="[^"]+">(.*?)</script>', html, re.S).group(1))
+    assert [c["kind"] for c in payload["controls"]] == ["slider", "buttons", "select"]
+    assert payload["controls"][2]["labels"][3] == "option number 3"
+
+
+def test_control_labels_are_escaped() -> None:
+    controls = [Control("choice", ["a<b", "c&d"], label="x < y")]
+    html = Explorer(go.Figure(go.Scatter(y=[0])), lambda choice: Frame(), controls).static_html()
+    assert ">a&lt;b</button>" in html and ">c&amp;d</button>" in html and ">x &lt; y</span>" in html
 
 
 def test_static_html_has_no_plotly_js_and_embeds_valid_json() -> None:

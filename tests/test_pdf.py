@@ -11,7 +11,13 @@
   points at the local server the pages were printed from;
 * no character lies outside the left/right margins, nothing was wider than the column when it
   was printed, and the text was not shrunk to fit;
-* worked solutions are in the booklet and not in the book; each explorer has its print note.
+* worked solutions are in the booklet and not in the book; each explorer is printed as small
+  multiples (4 to 6 labelled panels) with its note;
+* the contents and the list of figures carry the right page numbers, figure titles are whole;
+  bookmarks are single, clean (maths as text) and unique; the teacher's guide's handout ranges are
+  the chapters' pages; no table column is narrower than a word; chapter 2's diverging table prints
+  -1 and +1 as different greys; every code block of the answer booklet parses and is printed
+  whole; the README quotes this print. Each of these checks is also fed a broken case.
 
 The PDFs are made by ``make pdf`` from the built site; when they are missing or older than the
 site, the first test here prints them (so ``make test`` prints them on one pytest worker while the
@@ -269,12 +275,30 @@ def test_chapter_openings_and_figures_are_drawn(report: dict[str, Any], book: An
             assert non_white > 0.01, f"the opening page of {name} is blank ({non_white:.2%} ink)"
 
 
-def test_every_explorer_has_its_print_note(report: dict[str, Any], book_text: list[str]) -> None:
+def test_every_explorer_appears_as_small_multiples(report: dict[str, Any], book: Any, book_text: list[str]) -> None:
+    """Each explorer of the site is printed as 4 to 6 labelled panels (posenc.paper), a destination of
+    the list of figures, with its note; none is printed at a single default setting."""
     site = require_site()
     on_site = sum((site / page).read_text(encoding="utf-8").count('class="posenc-explorer"') for page in report["pages"])
-    assert report["explorers"] == on_site
+    assert report["explorers"] == on_site == len(report["small_multiples"])
+    destinations = named_destinations(PDF_DIR / make_pdf.BOOK_FILE)
+    problems = []
+    for printed in report["small_multiples"]:
+        if not min(4, printed.get("grid", 4)) <= printed["panels"] <= 6:
+            problems.append(f"{printed['id']}: {printed['panels']} panels")
+        index = destinations.get(printed["id"])
+        if index is None:
+            problems.append(f"{printed['id']}: not a destination of the PDF")
+            continue
+        text = book_text[index] + (book_text[index + 1] if index + 1 < len(book_text) else "")
+        letters = [f"({chr(ord('a') + n)})" for n in range(printed["panels"])]
+        missing = [letter for letter in letters if letter not in text]
+        if missing or drawing_objects(book, index) < 20:
+            problems.append(f"{printed['id']} (page {index + 1}): panels {missing} not found, or no drawing")
+    assert not problems, "\n".join(problems)
     text = " ".join(book_text)
-    assert text.count("Printed here at its default setting") == on_site
+    assert "Printed here at its default setting" not in text
+    assert text.count("of its settings, (a) to") == on_site
 
 
 def test_internal_links_resolve(report: dict[str, Any]) -> None:
@@ -376,3 +400,227 @@ def test_checks_catch_a_cut_off_page_a_blank_page_and_a_broken_link(report: dict
     broken.write(str(tmp_path / "broken.pdf"))
     internal, problems = link_problems(tmp_path / "broken.pdf")
     assert internal == 1 and problems and "no-such-place" in problems[0]
+
+
+# -- navigation: page numbers, bookmarks, handout ranges ------------------------------------------------
+def page_number_problems(text: str, entries: list[tuple[str, int]]) -> list[str]:
+    """Entries ``(label, page)`` of the contents and the list of figures, in order, each followed in
+    ``text`` (the front matter) by its page number."""
+    problems, cursor = [], max(0, text.find("Contents"))
+    for label, page in entries:
+        key = normalise(label).strip()
+        found = text.find(key, cursor)
+        if found < 0:
+            problems.append(f"{label!r}: not in the contents")
+            continue
+        number = re.search(r"(?<![\d.])(\d+)(?![\d.])", text[found + len(key):])
+        if number is None or int(number.group(1)) != page:
+            problems.append(f"{label!r}: page {number.group(1) if number else 'none'} printed, it is on page {page}")
+        cursor = found + len(key)
+    return problems
+
+
+def front_matter(book_text: list[str], report: dict[str, Any]) -> str:
+    first_chapter = named_destinations(PDF_DIR / make_pdf.BOOK_FILE)[f"page-{Path(report['pages'][0]).stem}"]
+    return " ".join(book_text[:first_chapter])
+
+
+def test_contents_and_figures_carry_their_page_numbers(report: dict[str, Any], book_text: list[str]) -> None:
+    destinations = named_destinations(PDF_DIR / make_pdf.BOOK_FILE)
+    targets = [f"page-{Path(page).stem}" for page in report["pages"]] + report["figure_ids"]
+    assert report["prints"] >= 2, "printed once: page numbers are read from a first print"
+    for target in targets:
+        assert report["page_numbers"][target] == destinations[target] + 1, f"{target}: the number is not its page"
+    entries = [(title, destinations[target] + 1) for title, target in zip(
+        report["chapter_titles"] + report["figure_titles"], targets, strict=True)]
+    problems = page_number_problems(front_matter(book_text, report), entries)
+    assert not problems, "\n".join(problems[:20])
+    assert all(title and "…" not in title for title in report["figure_titles"]), "truncated figure titles"
+
+
+def outline(path: Path) -> list[str]:
+    from pypdf import PdfReader
+
+    titles: list[str] = []
+
+    def walk(items: list[Any]) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+            else:
+                titles.append(str(item.title))
+
+    walk(PdfReader(str(path)).outline)
+    return titles
+
+
+def bookmark_problems(titles: list[str]) -> list[str]:
+    """Doubled titles ("1. 1. Why order mattersWhy order matters"), lost formulas ("2.8. An odd "),
+    empty or repeated titles."""
+    problems = []
+    for title in titles:
+        if not title.strip() or title != title.strip():
+            problems.append(f"{title!r}: empty, or space at an end (a formula left out?)")
+        if re.fullmatch(r"(.+)\1", title.replace(" ", "")) or re.match(r"(\d+\.)\s+\1", title):
+            problems.append(f"{title!r}: doubled")
+    repeated = sorted({title for title in titles if titles.count(title) > 1})
+    problems += [f"{title!r}: {titles.count(title)} bookmarks" for title in repeated]
+    return problems
+
+
+def test_bookmarks_are_single_clean_and_unique(report: dict[str, Any]) -> None:
+    titles = outline(PDF_DIR / make_pdf.BOOK_FILE)
+    assert len(titles) > 50
+    problems = bookmark_problems(titles)
+    assert not problems, "\n".join(problems[:20])
+    assert any(re.fullmatch(r"2\.\d+\. An odd d_model", title) for title in titles), "a heading's formula is lost"
+    assert bookmark_problems(["1. 1. Why order mattersWhy order matters", "2.8. An odd ", "Summary", "Summary"])
+
+
+def test_handout_ranges_are_the_pages_of_the_print(report: dict[str, Any], book_text: list[str]) -> None:
+    assert make_pdf.range_text(23, 41) == "pp. 23\u201341" and make_pdf.range_text(7, 7) == "p. 7"
+    assert make_pdf.page_ranges({"a": 3, "b": 9, "c": 10}, ["a", "b", "c"], 12) == {
+        "a": (3, 8), "b": (9, 9), "c": (10, 12)}
+    destinations = named_destinations(PDF_DIR / make_pdf.BOOK_FILE)
+    order = [Path(page).stem for page in report["pages"]]
+    ranges = make_pdf.page_ranges({name: destinations[f"page-{name}"] + 1 for name in order}, order, len(book_text))
+    assert report["handout_ranges"], "no <span class='posenc-pages'> in the printed book (the teacher's guide has one)"
+    text = " ".join(book_text)
+    for doc, printed in report["handout_ranges"].items():
+        assert printed == make_pdf.range_text(*ranges[Path(doc).name])
+        assert normalise(printed) in text
+    assert make_pdf.RANGE_PLACEHOLDER not in text
+
+
+# -- tables, grey print, answers, README -------------------------------------------------------------
+def test_every_table_fits_the_page(report: dict[str, Any]) -> None:
+    """No column narrower than its longest word (chapter 11's landscape table read 2-4 characters a
+    line), and nothing wider than the column (test_no_text_outside_the_margins)."""
+    assert report["squeezed_table_words"] == {"book": [], "answers": []}, report["squeezed_table_words"]
+    from tools.browser import launch_browser
+
+    squeezed = ("<table style='width:120px'><tr><td style='overflow-wrap:anywhere'>landscape</td>"
+                "<td>a long cell of several words</td></tr></table>")
+    with launch_browser() as browser:
+        page = browser.new_page()
+        page.set_content(squeezed)
+        assert page.evaluate(make_pdf.SQUEEZED_TABLE_WORDS), "a word split over two lines was not caught"
+        page.set_content(squeezed.replace("overflow-wrap:anywhere", "overflow-wrap:normal"))
+        assert not page.evaluate(make_pdf.SQUEEZED_TABLE_WORDS)
+
+
+def sign_greys(document: Any, index: int, negative: str, positive: str) -> tuple[float, float, int]:
+    """Grey levels (0-255) at which a page prints the colours of -1 and +1 of a diverging scale: the
+    page rendered in colour locates them, the same page rendered in grey reads them."""
+    import numpy as np
+
+    # rev_byteorder: RGB (pdfium renders BGR by default, which would look for the wrong colours).
+    colour = document[index].render(scale=2, rev_byteorder=True).to_numpy()[..., :3].astype(int)
+    grey = document[index].render(scale=2, grayscale=True).to_numpy()
+    grey = grey[..., 0] if grey.ndim == 3 else grey
+    levels, counts = [], []
+    for hex_colour in (negative, positive):
+        target = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)])
+        near = np.abs(colour - target).max(axis=2) <= 24
+        counts.append(int(near.sum()))
+        levels.append(float(grey[near].mean()) if near.any() else float("nan"))
+    return levels[0], levels[1], min(counts)
+
+
+#: Grey levels (0-255) a +1 cell must print lighter than a -1 cell by, and the pixels of each a page must show.
+SIGN_GREY_GAP, SIGN_PIXELS = 80, 100
+
+
+def sign_problem(minus: float, plus: float, pixels: int) -> str | None:
+    """Why a page's -1 and +1 (grey levels ``minus``, ``plus``, the rarer seen at ``pixels`` pixels)
+    do not tell the sign apart in grey, or None."""
+    if pixels < SIGN_PIXELS:
+        return f"too few pixels of the scale's ends ({pixels})"
+    if not plus - minus > SIGN_GREY_GAP:
+        return f"-1 prints at grey {minus:.0f}, +1 at {plus:.0f}"
+    return None
+
+
+def test_a_diverging_figure_keeps_its_sign_in_grey(report: dict[str, Any], book: Any, tmp_path: Path) -> None:
+    """Chapter 2's table, printed in grey: its -1 and +1 cells are far apart in grey (with the old
+    red-white-blue scale they were the same grey, as the broken case below shows)."""
+    from posenc.palette import DIVERGING_STOPS
+
+    negative, positive = DIVERGING_STOPS[0][1], DIVERGING_STOPS[-1][1]
+    table = next(p for p in report["small_multiples"] if p["page"] == "02_sinusoidal")
+    first = named_destinations(PDF_DIR / make_pdf.BOOK_FILE)[table["id"]]
+    index = max((first, first + 1), key=lambda i: sign_greys(book, i, negative, positive)[2])
+    minus, plus, pixels = sign_greys(book, index, negative, positive)
+    ink(book, index, save_as="pdf-grey-sign-page.png")
+    problem = sign_problem(minus, plus, pixels)
+    assert problem is None, f"page {index + 1}: {problem}"
+    # The check can fail: the old red-white-blue scale's ends, drawn side by side and found at their
+    # colours, print as nearly one grey; and a page without the scale's colours is no evidence.
+    import pypdfium2
+    from matplotlib.figure import Figure
+
+    def two_cells(negative_colour: str, positive_colour: str) -> tuple[float, float, int]:
+        figure = Figure(figsize=(3, 1))
+        figure.add_axes((0, 0, 0.5, 1)).set_facecolor(negative_colour)
+        figure.add_axes((0.5, 0, 0.5, 1)).set_facecolor(positive_colour)
+        figure.savefig(tmp_path / "cells.pdf")
+        return sign_greys(pypdfium2.PdfDocument(str(tmp_path / "cells.pdf")), 0, negative_colour, positive_colour)
+
+    minus, plus, pixels = two_cells("#053061", "#67001F")
+    assert pixels > SIGN_PIXELS and abs(plus - minus) < 20 and sign_problem(minus, plus, pixels)
+    assert sign_problem(*two_cells(negative, positive)) is None  # the book's scale, on its own
+    assert sign_problem(*sign_greys(pypdfium2.PdfDocument(str(tmp_path / "cells.pdf")), 0, "#123456", "#654321"))
+
+
+def code_problems(blocks: list[str], text: str) -> list[str]:
+    """Code blocks that do not parse as Python, or whose lines are not lines of ``text`` (a line the
+    print wrapped reads as two lines there)."""
+    import ast
+
+    lines = {normalise(line).strip() for line in text.splitlines()}
+    problems = []
+    for number, block in enumerate(blocks):
+        source = "\n".join("pass" if line.lstrip().startswith(("%", "!")) else line for line in block.splitlines())
+        try:
+            ast.parse(source)
+        except SyntaxError as error:
+            problems.append(f"block {number}: {error}")
+        missing = [line for line in block.splitlines() if line.strip() and normalise(line).strip() not in lines]
+        if missing:
+            problems.append(f"block {number}: lines not printed whole: {missing[:2]}")
+    return problems
+
+
+def test_every_answer_code_block_parses_and_is_printed_whole(report: dict[str, Any], answers: Any) -> None:
+    text = "\n".join(page_text(answers, index) for index in range(len(answers)))
+    assert len(report["answer_code"]) >= report["solutions"] // 2
+    problems = code_problems(report["answer_code"], text)
+    assert not problems, "\n".join(problems[:10])
+    wrapped = "x = compute(alpha, beta)  # a long comment\nthat wrapped onto a line of its own"
+    assert code_problems([wrapped], wrapped)
+    unindented = "for k in (1, 2):\nx = k"  # a loop's body that lost its indentation on the way to the page
+    assert code_problems([unindented], unindented)
+    assert code_problems(["y = 1"], "y =\n1")
+
+
+PAGES_TIMINGS_MAY_MOVE = 2
+
+
+def test_readme_quotes_this_print(report: dict[str, Any]) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index(make_pdf.README_BEGIN): readme.index(make_pdf.README_END)]
+    match = re.search(r"the book (\d+) pages, ([\d.]+) MB; the answer booklet (\d+) pages", block)
+    assert match, "README.md: the block make pdf writes is missing or empty: run `make pdf` and commit README.md"
+    # Appendix C and chapters 5-7 print timings measured while the book builds (a verdict such as "faster in
+    # some rounds and slower in others" is longer than "faster in every round"), so the same sources can
+    # reflow onto a page more or fewer on a loaded machine; a page or two is that, more is another book.
+    pages_apart = abs(int(match.group(1)) - report["book_pages"])
+    assert pages_apart <= PAGES_TIMINGS_MAY_MOVE, (
+        f"README.md quotes a print of {match.group(1)} pages, this one has {report['book_pages']}: run `make pdf`")
+    assert abs(float(match.group(2)) - report["book_bytes"] / 1e6) <= 0.25
+    assert int(match.group(3)) == report["answers_pages"]
+    added = make_pdf.print_weight_by_page(report["small_multiples"])
+    assert all(entry["bytes"] > 1000 for entry in report["small_multiples"]), "a printed explorer without its figure"
+    weight = re.search(r"add at most (\d+) kB to a page of the site \((\w+)\)", block)
+    assert weight, "README.md: the page weight of the printed explorers is missing: run `make pdf`"
+    assert (int(weight.group(1)), weight.group(2)) == (round(max(added.values()) / 1e3), max(added, key=added.__getitem__))

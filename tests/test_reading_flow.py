@@ -30,17 +30,9 @@ NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 HIDING_TAGS = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
 _SETUP_CALLS = {"use_book_style", "manual_seed", "ProseValues", "seed", "pin_cpu_kernels"}
 
-# Notebooks being rewritten on other branches: each follows the rule when its rewrite lands, and
-# is then removed from this list. Until then the check is skipped for it (with the count of lines
-# still to move in the skip reason), so that merging this rule does not collide with the rewrites.
-REWRITTEN_ELSEWHERE = {
-    "06_experiments.ipynb",
-    "07_beyond_trained_length.ipynb",
-    "08_hybrids.ipynb",
-    "09_choosing.ipynb",
-    "10_relative.ipynb",
-    "11_rope_scaling.ipynb",
-}
+# Notebooks exempt from the rule while a rewrite elsewhere moves their checks (none at present):
+# each would be skipped with the count of lines still to move in the skip reason.
+REWRITTEN_ELSEWHERE: set[str] = set()
 
 
 def _call_name(node: ast.AST) -> str | None:
@@ -56,10 +48,17 @@ def _is_prose(node: ast.AST) -> bool:
         and node.value.id == "prose"
 
 
+def _targets_prose(target: ast.expr) -> bool:
+    if isinstance(target, ast.Tuple | ast.List):
+        return any(_targets_prose(element) for element in target.elts)
+    return _is_prose(target)
+
+
 def is_prose_write(statement: ast.stmt) -> bool:
-    """``prose[...] = ...``, ``prose.x = ...``, ``prose[...] += ...``, ``del prose[...]`` or ``prose.method(...)``."""
+    """``prose[...] = ...`` (also as one of several targets, ``prose["a"], prose["b"] = ...``),
+    ``prose.x = ...``, ``prose[...] += ...``, ``del prose[...]`` or ``prose.method(...)``."""
     if isinstance(statement, ast.Assign):
-        return any(_is_prose(target) for target in statement.targets)
+        return any(_targets_prose(target) for target in statement.targets)
     if isinstance(statement, ast.AugAssign | ast.AnnAssign):
         return _is_prose(statement.target)
     if isinstance(statement, ast.Delete):
@@ -221,6 +220,64 @@ def test_no_check_or_stored_value_in_a_visible_cell(path: Path) -> None:
         f"{path.name}: asserts and prose writes belong in the next cell, tagged remove-input (or hide-input): "
         + "; ".join(shown)
     )
+
+
+def _prose_key(node: ast.AST) -> str | None:
+    """The name of a ``prose["x"]`` or ``prose.x`` expression with a constant name, else None."""
+    if not _is_prose(node):
+        return None
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    key = node.slice  # type: ignore[attr-defined]
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+
+
+def prose_reads_and_writes(source: str) -> tuple[set[str], set[str]]:
+    """``(names read, names written)`` of ``prose`` with constant names in one cell's code."""
+    if not _is_python(source):
+        return set(), set()
+    tree = ast.parse(source)
+    written: set[str] = set()
+    for statement in ast.walk(tree):
+        if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if (name := _prose_key(node)) is not None:
+                        written.add(name)
+    read = {name for node in ast.walk(tree) if isinstance(getattr(node, "ctx", None), ast.Load)
+            and (name := _prose_key(node)) is not None}
+    return read - written, written
+
+
+def values_read_before_they_are_set(notebook: dict) -> list[str]:
+    """Visible cells that read a prose value set only further down (a check moved below its use)."""
+    problems, set_so_far = [], set()
+    written_later = [prose_reads_and_writes("".join(c["source"]))[1] if c["cell_type"] == "code" else set()
+                     for c in notebook["cells"]]
+    for index, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        read, written = prose_reads_and_writes("".join(cell["source"]))
+        below = set().union(*written_later[index + 1:]) if index + 1 < len(written_later) else set()
+        early = sorted(name for name in read - set_so_far if name in below)
+        if early and not HIDING_TAGS & set(cell["metadata"].get("tags", [])):
+            problems.append(f"cell {index} reads {early}, set only below")
+        set_so_far |= written
+    return problems
+
+
+def test_reading_a_value_before_it_is_set_is_found() -> None:
+    notebook = _notebook([("print(prose.x)", []), ("prose['x'] = 1", ["remove-input"])])
+    assert values_read_before_they_are_set(notebook) == ["cell 0 reads ['x'], set only below"]
+    fixed = _notebook([("x = 1\nprint(x)", []), ("prose['x'] = x", ["remove-input"])])
+    assert values_read_before_they_are_set(fixed) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_visible_cell_reads_a_value_set_below_it(path: Path) -> None:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    assert not values_read_before_they_are_set(notebook), values_read_before_they_are_set(notebook)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import plotly.graph_objects as go
 import pytest
 
 from posenc.book import data_path
@@ -54,6 +55,16 @@ def test_bar_figure_has_a_bar_per_row_and_a_dot_per_seed(runs: list[RunResult]) 
         bar_figure([{"label": "a", "mean": 1.0, "std": 0.0}], title="t", y_title="y", alt="a")
 
 
+def grey_clashes(fig: go.Figure) -> list[str]:
+    """Pairs of named series that look alike in grey: the same line style and no distinct marker."""
+    def look(trace: Any) -> tuple[str, str]:
+        symbol = str(trace.marker.symbol) if trace.mode and "markers" in trace.mode else ""
+        return str(trace.line.dash or "solid"), symbol
+
+    named = [trace for trace in fig.data if trace.name]
+    return [f"{a.name} and {b.name}" for i, a in enumerate(named) for b in named[i + 1:] if look(a) == look(b)]
+
+
 def test_errorbar_figure_bands_stay_within_bounds() -> None:
     series = {"a": ([1, 2], [0.9, 1.0], [0.2, 0.1]), "b": ([1, 2], [0.1, 0.2], [0.3, 0.0])}
     fig = errorbar_figure(series, title="t", x_title="x", y_title="y", alt="lines", band=True,
@@ -66,7 +77,15 @@ def test_errorbar_figure_bands_stay_within_bounds() -> None:
     many = errorbar_figure({str(i): ([0], [0.5], [0.0]) for i in range(8)}, title="t", x_title="x", y_title="y",
                            alt="many")
     assert OKABE_ITO[-1] not in {trace.line.color for trace in many.data}  # yellow is too pale for lines
-    assert many.data[6].line.dash == "dash"  # colours ran out: the next series is dashed
+    assert grey_clashes(many) == []
+    # Figure 6.2's seven curves (bands): each its own line style or marker, as well as colour.
+    curves = errorbar_figure({str(i): ([0, 1], [0.5, 0.6], [0.1, 0.1]) for i in range(7)}, title="t", x_title="x",
+                             y_title="y", alt="curves", band=True)
+    assert grey_clashes(curves) == []
+    # The check can fail: two solid lines without markers differ by colour only.
+    solid = go.Figure([go.Scatter(name=n, mode="lines", line=dict(color=c, dash="solid"))
+                       for n, c in (("a", colour(0)), ("b", colour(1)))])
+    assert grey_clashes(solid) == ["a and b"]
     with pytest.raises(ValueError, match=r"series\['a'\] must be \(xs, means, stds\)"):
         errorbar_figure({"a": ([1, 2], [0.5], [0.1])}, title="t", x_title="x", y_title="y", alt="a")
     with pytest.raises(ValueError, match="styles names series"):

@@ -32,11 +32,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
+import io
 import json
 import re
 import sys
+import textwrap
 import time
+import tokenize
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +71,32 @@ INTERACTIVE_NOTE = (
     "This figure is interactive in the web edition and in the chapter's notebook ({notebook}): "
     "move its controls there. Printed here at its default setting."
 )
+#: Under an explorer printed as small multiples (posenc.paper): what paper shows of it.
+PAPER_NOTE = (
+    "Interactive in the web edition and in the chapter's notebook ({notebook}), where its controls take "
+    "any value; printed here at {count} of its settings, {first} to {last}."
+)
+#: Page numbers are filled in after a first print (Chromium's print has no CSS target-counter):
+#: these stand in for them in the first print, with the widest number the book can need.
+PAGE_PLACEHOLDER = "000"
+RANGE_PLACEHOLDER = f"pp. {PAGE_PLACEHOLDER}\u2013{PAGE_PLACEHOLDER}"
+#: A handout range in the teacher's guide: ``<span class="posenc-pages" data-doc="book/02_sinusoidal">``
+#: (the page's file in _toc.yml) shows its fallback text on the site and the page's range in print.
+HANDOUT_CLASS = "posenc-pages"
+#: Prints made in a row until every page number stays where the previous print put it.
+MAX_PRINTS = 3
+#: Code lines longer than this are reflowed before printing (a comment continues on a new comment
+#: line, a long line breaks inside its brackets): code at 7.8 pt wraps past ~100 characters, and a
+#: wrapped line is no longer valid Python.
+CODE_COLUMNS = 96
+#: The answer booklet sets code a little smaller (7 pt), so that its lines, the ones a student
+#: types in, reflow less: up to this many characters fit its column.
+ANSWER_CODE_COLUMNS = 112
+ANSWER_CODE_PT = 7
+#: The smallest code the answer booklet sets a block in, to fit a line that cannot be reflowed.
+MIN_CODE_PT = 6
+README_BEGIN = "<!-- make-pdf: begin (written by `make pdf`, tools/make_pdf.py; do not edit) -->"
+README_END = "<!-- make-pdf: end -->"
 SOLUTION_NOTE = "Worked solution: in the answer booklet ({answers})."
 
 #: Body text size; the test checks the print was not shrunk (Chromium shrinks a page to fit
@@ -84,9 +114,18 @@ body { margin: 0; padding: 0; background: white; }
 .print-contents { break-before: page; }
 .print-contents ol { list-style: none; padding-left: 0; }
 .print-contents li { margin: 0.25rem 0; }
+.print-contents li a { display: flex; align-items: baseline; gap: 0.3em; }
+.print-contents .print-entry { flex: 0 1 auto; }
+.print-contents .print-dots { flex: 1 1 auto; min-width: 1.5em; border-bottom: 1px dotted #888; }
+.print-contents .print-pageno, .posenc-pages { font-variant-numeric: tabular-nums; }
+.print-contents .print-pageno { flex: 0 0 2.2em; text-align: right; color: #222; }
 .print-contents li.part { font-weight: bold; margin-top: 0.9rem; }
 .print-figures li { font-size: 0.9rem; margin: 0.15rem 0; }
 h1, h2, h3, h4 { break-after: avoid; }
+/* A heading at the top of a page with the theme's tight line height (1.15) has glyphs reaching
+   above its line box into the previous page: Chromium paints and tags it on both, and its
+   bookmark reads "1. 1. Why order mattersWhy order matters". */
+h1, h2, h3, h4, h5, h6 { line-height: 1.3; }
 /* Nothing may be clipped: what does not fit must show up (and fail the margin check). MathJax
    and plotly clip on purpose inside their own drawings (stretched rules, plot areas). */
 .print-book *:not(svg):not(svg *):not(mjx-container *) { overflow: visible !important; max-height: none !important; }
@@ -97,7 +136,11 @@ h1, h2, h3, h4 { break-after: avoid; }
   font-size: 7.8pt; line-height: 1.3; padding: 0.4rem;
 }
 .print-book table { max-width: 100%; font-size: 8pt; }
-.print-book table td, .print-book table th { overflow-wrap: anywhere; padding: 0.15rem 0.3rem; }
+/* Words wrap between words only, so no column is squeezed below its longest word (with
+   overflow-wrap: anywhere a column may shrink to 2-4 characters a line); code may break anywhere. */
+.print-book table td, .print-book table th { overflow-wrap: normal; word-break: normal; hyphens: auto;
+  padding: 0.15rem 0.3rem; }
+.print-book table td code, .print-book table th code { overflow-wrap: anywhere; word-break: break-all; }
 .print-book mjx-container[display="true"] { max-width: 100%; }
 /* MathJax's hidden copy of each formula for screen readers is positioned absolutely and may
    reach past the column at a line's end, which would make Chromium shrink the whole book. */
@@ -108,7 +151,8 @@ h1, h2, h3, h4 { break-after: avoid; }
 .print-note { font-style: italic; font-size: 0.85rem; color: #444; margin: 0.2rem 0 0.8rem 0; }
 .print-answers-chapter > h1 { font-size: 1.6rem; }
 .print-answer { break-inside: auto; margin-bottom: 1.2rem; }
-""".replace("BODY_PT", str(BODY_PT))
+.print-answer div.highlight pre { font-size: ANSWER_CODE_PTpt; white-space: pre !important; }
+""".replace("BODY_PT", str(BODY_PT)).replace("ANSWER_CODE_PT", str(ANSWER_CODE_PT))
 
 #: Resolved when every plotly figure has drawn and MathJax has typeset everything.
 _WAIT_FOR_RENDER = """async (timeoutMs) => {
@@ -159,17 +203,17 @@ _OVERFLOWING = r"""(column) => {
   // has one box per line, and its bounding box spans them all; its words are checked instead:
   // every fragment of its text without the spaces at a line's end.
   const outside = (box) => box.width > 0 && (box.right > column + 1 || box.left < -1);
+  // Word by word: spaces where a line wraps hang past the column's edge and are not drawn.
   const inlineOverflows = (node) => {
     const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
     for (let text = walker.nextNode(); text; text = walker.nextNode()) {
-      const value = text.textContent;
-      const start = value.search(/\S/);
-      if (start < 0) { continue; }
-      const range = document.createRange();
-      range.setStart(text, start);
-      range.setEnd(text, value.trimEnd().length);
-      for (const box of range.getClientRects()) {
-        if (outside(box) && range.toString().trim()) { return true; }
+      for (const word of text.textContent.matchAll(/\S+/g)) {
+        const range = document.createRange();
+        range.setStart(text, word.index);
+        range.setEnd(text, word.index + word[0].length);
+        for (const box of range.getClientRects()) {
+          if (outside(box)) { return true; }
+        }
       }
     }
     return false;
@@ -197,6 +241,52 @@ _OVERFLOWING = r"""(column) => {
 }"""
 
 
+#: Table cells with a word split over two lines (a column squeezed narrower than its longest word):
+#: tables must fit the column without that. Code in a cell may break anywhere and is not counted.
+SQUEEZED_TABLE_WORDS = r"""() => {
+  const found = [];
+  for (const cell of document.querySelectorAll('table td, table th')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+      if (text.parentElement.closest('code, mjx-container')) { continue; }
+      // A word may wrap after its hyphen or slash ("BERT-" / "base"): only the pieces between must stay whole.
+      for (const match of text.textContent.matchAll(/[^\s\-\u2010\u2011\u2013\u2014\/]+/g)) {
+        const range = document.createRange();
+        range.setStart(text, match.index);
+        range.setEnd(text, match.index + match[0].length);
+        const tops = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (tops.size > 1) {
+          const page = cell.closest('.print-page');
+          found.push(`${page ? page.id : '?'}: "${match[0]}" in "${cell.textContent.trim().slice(0, 40)}"`);
+        }
+      }
+    }
+  }
+  return found.slice(0, 30);
+}"""
+
+#: The text of every Python code block of the loaded document, as printed (one trailing newline dropped).
+_PRINTED_CODE = """(selector) => Array.from(document.querySelectorAll(selector))
+  .map((pre) => pre.textContent.replace(/\\n$/, ''))"""
+
+#: After a first print: fill every page number (``.print-pageno[data-target]``) and handout range
+#: (``.posenc-pages[data-doc]``) from ``numbers`` (target or doc -> text); returns how many were filled.
+_FILL_PAGE_NUMBERS = """(numbers) => {
+  let filled = 0;
+  for (const node of document.querySelectorAll('.print-pageno[data-target], .posenc-pages[data-doc]')) {
+    const key = node.dataset.target || node.dataset.doc;
+    if (key in numbers) { node.textContent = numbers[key]; filled += 1; }
+  }
+  return filled;
+}"""
+
+#: The text of every heading the PDF's outline is made from (Chromium: every visible h1-h6, in
+#: order), as make_pdf wrote it in ``data-outline`` (maths as text).
+_OUTLINE_TITLES = """() => Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6'))
+  .filter((heading) => heading.getClientRects().length > 0)
+  .map((heading) => heading.dataset.outline || heading.textContent.replace(/\\s+/g, ' ').trim())"""
+
+
 @dataclass
 class PrintReport:
     """What was printed, for the tests and the README (saved as JSON beside the PDFs)."""
@@ -211,6 +301,23 @@ class PrintReport:
     unresolved_links: list[str] = field(default_factory=list)
     fitted_figure_text: dict[str, list[str]] = field(default_factory=dict)
     overflowing: dict[str, list[str]] = field(default_factory=dict)
+    #: Words split over two lines inside a table cell (``SQUEEZED_TABLE_WORDS``), per document.
+    squeezed_table_words: dict[str, list[str]] = field(default_factory=dict)
+    #: Explorers printed as small multiples: id of the printed figure, its title and panel count.
+    small_multiples: list[dict[str, Any]] = field(default_factory=list)
+    #: Title of each entry of the list of figures, in order (as ``figure_ids``).
+    figure_titles: list[str] = field(default_factory=list)
+    #: Page (1-based) of every destination the contents and the list of figures number, as printed.
+    page_numbers: dict[str, int] = field(default_factory=dict)
+    #: Handout range of each page a ``posenc-pages`` span names (data-doc -> "pp. 23–41").
+    handout_ranges: dict[str, str] = field(default_factory=dict)
+    #: Prints of the book made until its page numbers settled (2: they did not move).
+    prints: int = 0
+    #: The bookmarks' titles were rewritten from the headings (maths as text).
+    outline_titles: list[str] = field(default_factory=list)
+    #: Every Python code block of the answer booklet as printed (after reflowing long lines), read
+    #: from the page Chromium printed.
+    answer_code: list[str] = field(default_factory=list)
     book_pages: int = 0
     book_bytes: int = 0
     answers_pages: int = 0
@@ -276,11 +383,140 @@ def _head_assets(pages: list[BeautifulSoup]) -> str:
     return "\n".join(kept)
 
 
+# -- code that stays valid Python on paper -----------------------------------------------
+def reflow_code(source: str, columns: int = CODE_COLUMNS) -> str:
+    """``source`` with every line longer than ``columns`` split into valid Python lines.
+
+    A comment continues on new comment lines (a trailing comment moves above its code line); a
+    long code line breaks after a comma or an opening bracket inside brackets, continuing 8
+    columns deeper. The result must parse to the same syntax tree as ``source``; if it would not,
+    or ``source`` does not parse (IPython magics), ``source`` is returned unchanged.
+    """
+    lines = source.split("\n")
+    if all(len(line) <= columns for line in lines):
+        return source
+    try:
+        tree = ast.dump(ast.parse(source))
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (SyntaxError, tokenize.TokenError, ValueError):
+        return source
+    on_line: dict[int, list[tuple[tokenize.TokenInfo, int]]] = {}
+    inside_tokens: set[int] = set()
+    depth = 0
+    for token in tokens:
+        if token.start[0] != token.end[0]:
+            inside_tokens.update(range(token.start[0], token.end[0] + 1))
+        on_line.setdefault(token.start[0], []).append((token, depth))
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+    reflowed: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        if len(line) <= columns or number in inside_tokens:
+            reflowed.append(line)
+        else:
+            reflowed += _reflow_line(line, on_line.get(number, []), columns)
+    result = "\n".join(reflowed)
+    try:
+        return result if ast.dump(ast.parse(result)) == tree else source
+    except SyntaxError:
+        return source
+
+
+def _reflow_line(line: str, tokens: list[tuple[tokenize.TokenInfo, int]], columns: int) -> list[str]:
+    indent = line[: len(line) - len(line.lstrip())]
+    imported = re.fullmatch(r"(\s*from \S+ import )([^()#]+)", line)
+    if imported:  # names imported without brackets: bracket them, then they may break after a comma
+        names = [name.strip() for name in imported.group(2).split(",")]
+        lines, current = [], imported.group(1) + "("
+        for number, name in enumerate(names):
+            piece = name + (", " if number < len(names) - 1 else ")")
+            if len(current) + len(piece.rstrip()) > columns and current.strip():
+                lines.append(current.rstrip())
+                current = indent + " " * 4
+            current += piece
+        return lines + [current.rstrip()]
+    comment = next((token for token, _ in tokens if token.type == tokenize.COMMENT), None)
+    result: list[str] = []
+    code = line
+    if comment is not None:
+        code = line[: comment.start[1]].rstrip()
+        words = comment.string.lstrip("#").strip()
+        width = max(20, columns - len(indent) - 2)
+        result += [f"{indent}# {part}" for part in textwrap.wrap(words, width)] or [f"{indent}#"]
+        if not code.strip():
+            return result
+        if len(code) <= columns:
+            return result + [code]
+    # Break points: after a comma or an opening bracket, inside brackets.
+    breaks = [token.end[1] for (token, depth), _ in zip(tokens, tokens[1:], strict=False)
+              if token.type == tokenize.OP and token.string in (",", "(", "[", "{") and depth + (token.string != ",") > 0
+              and token.end[1] < len(code)]
+    continuation = indent + " " * 8
+    pieces, start = [], 0
+    while len(code) - start + (len(continuation) if start else 0) > columns:
+        room = columns - (len(continuation) if start else 0)
+        fitting = [cut for cut in breaks if start < cut <= start + room]
+        if not fitting:
+            break
+        pieces.append(code[start : fitting[-1]])
+        start = fitting[-1]
+    pieces.append(code[start:])
+    result.append(pieces[0].rstrip())
+    result += [continuation + piece.strip() for piece in pieces[1:]]
+    return result
+
+
+def _highlighted(source: str) -> str:
+    """Python source as the site's highlighted HTML (pygments' classes, styled by pygments.css)."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    return str(highlight(source, PythonLexer(), HtmlFormatter(nowrap=True)))
+
+
+#: The Python code blocks of a page (as myst-nb and Sphinx mark them).
+PYTHON_BLOCKS = "div.highlight-ipython3 pre, div.highlight-python pre, div.highlight-python3 pre"
+
+
+def reflow_code_blocks(root: BeautifulSoup | Tag, columns: int = CODE_COLUMNS, unwrapped_pt: float | None = None) -> list[str]:
+    """Reflow (:func:`reflow_code`) every Python code block under ``root`` in place; returns every
+    block's source as it will be printed.
+
+    Args:
+        columns: lines longer than this are reflowed.
+        unwrapped_pt: for code printed without wrapping (the answer booklet), its font size: a block
+            with a line that cannot be reflowed (a long string) is set smaller, so that line fits
+            (down to ``MIN_CODE_PT``; anything longer still is caught by the overflow check).
+    """
+    sources = []
+    for pre in root.select(PYTHON_BLOCKS):
+        source = pre.get_text().rstrip("\n")
+        reflowed = reflow_code(source, columns)
+        if reflowed != source:
+            pre.clear()
+            # Parsed inside a <pre>: elsewhere BeautifulSoup collapses the whitespace between two tags
+            # to one newline, and the next line loses its indentation.
+            pre.extend(list(BeautifulSoup(f"<pre>{_highlighted(reflowed)}</pre>", "html.parser").pre.contents))
+            printed = pre.get_text().rstrip("\n")
+            if printed != reflowed:
+                raise RuntimeError(f"a reflowed code block changed on its way into the page:\n{reflowed}\n---\n{printed}")
+        longest = max(len(line) for line in reflowed.split("\n"))
+        if unwrapped_pt is not None and longest > columns:
+            pre["style"] = f"font-size: {max(MIN_CODE_PT, unwrapped_pt * columns / longest):.2f}pt"
+        sources.append(reflowed)
+    return sources
+
+
 # -- one page into the combined document ------------------------------------------------
 def _keeps_id(node: Tag) -> bool:
-    """Ids their own scripts look up (plotly figures, explorer specs): unique site-wide already."""
+    """Ids their own scripts or drawings look up (plotly figures, explorer specs, the clip paths of a
+    printed explorer's SVG): unique site-wide already."""
     value = str(node.get("id", ""))
-    return value.startswith("posenc-explorer-") or "plotly-graph-div" in (node.get("class") or [])
+    return (value.startswith("posenc-explorer-") or "plotly-graph-div" in (node.get("class") or [])
+            or node.find_parent("svg") is not None)
 
 
 def _rewrite_ids(root: Tag, prefix: str) -> None:
@@ -311,18 +547,51 @@ def _rewrite_links(root: Tag, page: str, included: set[str]) -> None:
         link["href"] = f"#{stem(target_page)}--{target.fragment}" if target.fragment else f"#page-{stem(target_page)}"
 
 
-def _figures(section: Tag, longest: int = 110) -> list[tuple[str, str]]:
-    """(id, short description) of each plotly figure of a printed page, in order. The
-    description is the first sentence of the figure's accessible name (its ``aria-label``)."""
+def _figures(section: Tag) -> list[tuple[str, str]]:
+    """(id, title) of each figure of a printed page, in order: plotly figures and explorers printed
+    as small multiples. The title is the figure's ``data-title`` (posenc.plots.figure_title: its
+    own title or subplot titles); a figure without one (an older build) gets the first sentence
+    of its accessible name."""
     found = []
-    for figure in section.select(".plotly-graph-div[id]"):
-        holder = figure.find_parent(attrs={"aria-label": True})
-        label = re.sub(r"\s+", " ", str(holder["aria-label"])) if holder else "Figure"
-        sentence = re.split(r"(?<=[a-z0-9)])\. ", label, maxsplit=1)[0].rstrip(".")
-        if len(sentence) > longest:
-            sentence = sentence[: longest - 1].rsplit(" ", 1)[0] + "…"
-        found.append((str(figure["id"]), sentence))
+    for figure in section.select(".plotly-graph-div[id], figure.posenc-print-figure[id]"):
+        holder = figure if figure.name == "figure" else figure.find_parent("figure")
+        title = str(holder.get("data-title") or "") if holder else ""
+        if not title:
+            label_holder = figure.find_parent(attrs={"aria-label": True})
+            label = re.sub(r"\s+", " ", str(label_holder["aria-label"])) if label_holder else "Figure"
+            title = re.split(r"(?<=[a-z0-9)])\. ", label, maxsplit=1)[0].rstrip(".")
+        found.append((str(figure["id"]), " ".join(title.split())))
     return found
+
+
+#: TeX commands of the book's headings, as text (bookmarks are plain text).
+_TEX_TEXT = {r"\sqrt": "√", r"\cdot": "·", r"\times": "×", r"\theta": "θ", r"\omega": "ω", r"\alpha": "α",
+             r"\beta": "β", r"\lambda": "λ", r"\Delta": "Δ", r"\delta": "δ", r"\pi": "π", r"\top": "⊤",
+             r"\leq": "≤", r"\geq": "≥", r"\le": "≤", r"\ge": "≥", r"\infty": "∞", r"\ell": "ℓ", r"\sum": "∑"}
+
+
+def tex_to_text(tex: str) -> str:
+    """A short TeX formula as plain text: ``d_\\text{model}`` -> ``d_model``, ``\\sqrt{d}`` -> ``√d``."""
+    text = tex.strip()
+    text = re.sub(r"\\(?:text|mathrm|mathit|mathbf|operatorname)\s*\{([^{}]*)\}", r"\1", text)
+    for command in sorted(_TEX_TEXT, key=len, reverse=True):
+        text = re.sub(re.escape(command) + r"(?![A-Za-z])", _TEX_TEXT[command], text)
+    while re.search(r"\{[^{}]*\}", text):
+        text = re.sub(r"\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\\[,;:! ]", " ", text).replace("\\", "")
+    return " ".join(text.split())
+
+
+def outline_text(heading: Tag) -> str:
+    """A heading as its bookmark should read: its text with each formula (``span.math``) as text."""
+    copy_of = copy.copy(heading)
+    for math in copy_of.select("span.math"):
+        tex = math.get_text()
+        tex = re.sub(r"^\\\(|\\\)$", "", tex.strip())
+        math.replace_with(tex_to_text(tex))
+    for link in copy_of.select("a.headerlink"):
+        link.decompose()
+    return " ".join(copy_of.get_text().split())
 
 
 def _chapter_title(article: Tag) -> str:
@@ -349,10 +618,28 @@ def prepare_page(
         details["open"] = ""
     for explorer in article.select(".posenc-explorer"):
         note = BeautifulSoup("", "html.parser").new_tag("p", attrs={"class": "print-note print-interactive"})
-        note.string = INTERACTIVE_NOTE.format(notebook=notebook)
+        printed = explorer.select_one("figure.posenc-print-figure")
+        if printed is not None:
+            # Paper shows the small multiples: the interactive figure and its frames stay on the site.
+            for node in explorer.select(":scope > figure.posenc-figure, :scope > script"):
+                node.decompose()
+            count = int(str(printed.get("data-panels") or 0))
+            note.string = PAPER_NOTE.format(notebook=notebook, count=count, first="(a)",
+                                            last=f"({chr(ord('a') + max(count, 1) - 1)})")
+            # "bytes": what the print-only figure adds to the site's page (its page weight).
+            report.small_multiples.append({"id": str(printed["id"]), "title": str(printed.get("data-title") or ""),
+                                           "panels": count, "page": name,
+                                           "grid": int(str(printed.get("data-grid") or count)),
+                                           "bytes": len(str(printed).encode("utf-8"))})
+        else:
+            note.string = INTERACTIVE_NOTE.format(notebook=notebook)
         explorer.insert_after(note)
         report.explorers += 1
-    report.figures += len(article.select(".plotly-graph-div"))
+    report.figures += len(article.select(".plotly-graph-div, figure.posenc-print-figure"))
+    for heading in article.find_all(["h1", "h2", "h3", "h4", "h5", "h6"]):
+        heading["data-outline"] = outline_text(heading)
+    for span in article.select(f"span.{HANDOUT_CLASS}"):
+        span.string = RANGE_PLACEHOLDER
     answers: list[_Answer] = []
     for solution in article.select("div.solution"):
         title_link = solution.select_one(".admonition-title a[href^='#']")
@@ -393,6 +680,51 @@ def _listing(soup: BeautifulSoup, heading: str, classes: str) -> tuple[Tag, Tag]
     return nav, items
 
 
+def _numbered_entry(soup: BeautifulSoup, target: str, content: list[Any]) -> Tag:
+    """A line of the contents or the list of figures: a link to ``#target`` holding ``content``
+    (strings or copies of nodes, formulas included), dots, and the target's page number, which the
+    first print leaves as a placeholder (:func:`fill_page_numbers`)."""
+    item = soup.new_tag("li")
+    link = soup.new_tag("a", href=f"#{target}")
+    entry = soup.new_tag("span", attrs={"class": "print-entry"})
+    for node in content:
+        entry.append(copy.copy(node) if isinstance(node, Tag) else NavigableString(str(node)))
+    for node in entry.select("[id]"):
+        del node["id"]
+    dots = soup.new_tag("span", attrs={"class": "print-dots"})
+    number = soup.new_tag("span", attrs={"class": "print-pageno", "data-target": target})
+    number.string = PAGE_PLACEHOLDER
+    link.extend([entry, dots, number])
+    item.append(link)
+    return item
+
+
+def handout_docs(soup: BeautifulSoup | Tag) -> list[str]:
+    """The ``data-doc`` of every handout range span (``HANDOUT_CLASS``) of a document, in order."""
+    return [str(span.get("data-doc") or "") for span in soup.select(f"span.{HANDOUT_CLASS}")]
+
+
+def page_ranges(openings: dict[str, int], order: list[str], last_page: int) -> dict[str, tuple[int, int]]:
+    """First and last page (1-based) of each printed page of the site, from where each one opens.
+
+    Args:
+        openings: page stem -> the page its opening (``#page-<stem>``) was printed on.
+        order: page stems in print order (each opens on a new page, so one ends where the next begins).
+        last_page: the book's last page.
+    """
+    ranges = {}
+    for index, name in enumerate(order):
+        start = openings[name]
+        end = openings[order[index + 1]] - 1 if index + 1 < len(order) else last_page
+        ranges[name] = (start, max(start, end))
+    return ranges
+
+
+def range_text(first: int, last: int) -> str:
+    """``(23, 41)`` -> ``"pp. 23–41"``; one page -> ``"p. 23"``."""
+    return f"p. {first}" if first == last else f"pp. {first}\u2013{last}"
+
+
 def _document(title: str, assets: str, body: str) -> str:
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
@@ -417,6 +749,7 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
     title_page = body.new_tag("section", attrs={"class": "print-title-page"})
     heading = body.new_tag("h1")
     heading.string = title
+    heading["data-outline"] = "Title page"  # the book's first page has the title of the site's opening page too
     title_page.append(heading)
     byline = body.new_tag("p")
     byline.string = f"{config.get('author', '')} · printed edition of the website · {config.get('copyright', '')}"
@@ -435,25 +768,24 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
             part = body.new_tag("li", attrs={"class": "part"})
             part.string = parts[stem(page)]
             contents_list.append(part)
-        entry = body.new_tag("li")
-        link = body.new_tag("a", href=f"#page-{stem(page)}")
-        link.string = chapter
-        entry.append(link)
-        contents_list.append(entry)
+        opening = section.find("h1")
+        contents_list.append(_numbered_entry(body, f"page-{stem(page)}",
+                                             list(opening.children) if opening is not None else [chapter]))
         for number, (figure_id, description) in enumerate(_figures(section), start=1):
-            item = body.new_tag("li")
-            figure_link = body.new_tag("a", href=f"#{figure_id}")
             numbered = re.match(r"\d+\.", chapter)
             where = f"{numbered.group(0)}{number}" if numbered else f"{chapter}, figure {number}:"
-            figure_link.string = f"{where} {description}"
-            item.append(figure_link)
-            figures_list.append(item)
+            figures_list.append(_numbered_entry(body, figure_id, [f"{where} {description}"]))
             report.figure_ids.append(figure_id)
+            report.figure_titles.append(description)
         body.append(section)
         if answers:
             answers_by_page.append((page, chapter, answers))
     if report.figure_ids:  # after the contents: a list of figures, each a link to its page
         contents.insert_after(figures)
+    unknown = sorted({doc for doc in handout_docs(body) if f"{doc}.html" not in included})
+    if unknown and not skip_missing:
+        raise ValueError(f"<span class='{HANDOUT_CLASS}' data-doc=...> names pages that are not printed: {unknown}; "
+                         f"data-doc is a page's file in _toc.yml, e.g. 'book/02_sinusoidal'")
     _drop_dangling_links(body, report, "book")
 
     booklet = BeautifulSoup("", "html.parser")
@@ -477,6 +809,8 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
             block.append(answer.solution)
             section.append(block)
         booklet.append(section)
+    reflow_code_blocks(body)
+    report.answer_code = reflow_code_blocks(booklet, ANSWER_CODE_COLUMNS, ANSWER_CODE_PT)
     # The booklet stands alone: its links into the book would lead nowhere.
     for link in booklet.find_all("a", href=True):
         if str(link["href"]).startswith("#") or not urlsplit(str(link["href"])).scheme:
@@ -488,13 +822,8 @@ def build_documents(site: Path, skip_missing: bool = False) -> tuple[str, str, P
 
 
 # -- printing ----------------------------------------------------------------------------
-def _print(
-    context: Any, base_url: str, url: str, html: str, out: Path, title: str
-) -> tuple[float, list[str], list[str]]:
-    """Load ``html`` at ``url`` (fulfilled from memory), wait for maths and figures, print it.
-    Returns the seconds it took, the figure texts shrunk to fit (``_FIT_FIGURE_TEXT``) and what
-    still overflows (``_OVERFLOWING``)."""
-    started = time.perf_counter()
+def _open(context: Any, base_url: str, url: str, html: str) -> Any:
+    """Load ``html`` at ``url`` (fulfilled from memory) and wait for maths and figures."""
     page = context.new_page()
     address = urljoin(base_url, url)
 
@@ -513,8 +842,10 @@ def _print(
     state = page.evaluate(_WAIT_FOR_RENDER, LOAD_TIMEOUT_MS)
     if state != "ok":
         raise RuntimeError(f"{url}: the page did not finish rendering: {state}")
-    fitted = page.evaluate(_FIT_FIGURE_TEXT)
-    overflowing = page.evaluate(_OVERFLOWING, COLUMN_PX)
+    return page
+
+
+def _pdf(page: Any, out: Path, title: str) -> None:
     footer = (
         "<div style='font-size:8px; width:100%; text-align:center; color:#555;'>"
         f"{title} · <span class='pageNumber'></span> / <span class='totalPages'></span></div>"
@@ -530,8 +861,97 @@ def _print(
         outline=True,
         tagged=True,
     )
-    page.close()
-    return time.perf_counter() - started, fitted, overflowing
+
+
+def destination_pages(path: Path) -> dict[str, int]:
+    """Name -> page (1-based) of every named destination of the PDF at ``path``."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(str(path))
+    return {str(name).lstrip("/"): reader.get_destination_page_number(destination) + 1
+            for name, destination in reader.named_destinations.items()}
+
+
+def page_number_texts(pages: dict[str, int], order: list[str], last_page: int, docs: list[str]) -> dict[str, str]:
+    """What to fill in: each destination's page number, and each handout doc's page range."""
+    texts = {name: str(number) for name, number in pages.items()}
+    openings = {name: pages[f"page-{name}"] for name in order if f"page-{name}" in pages}
+    ranges = page_ranges(openings, [name for name in order if name in openings], last_page)
+    for doc in docs:
+        name = Path(doc).name
+        if name in ranges:
+            texts[doc] = range_text(*ranges[name])
+    return texts
+
+
+def _print_book(page: Any, out: Path, title: str, order: list[str], report: PrintReport) -> None:
+    """Print the book until its page numbers stay put: a first print with placeholders, then the
+    numbers read from it filled in and printed again (and again, if a number moved a page)."""
+    watched = [node for node in page.evaluate(
+        "() => Array.from(document.querySelectorAll('.print-pageno[data-target]')).map((n) => n.dataset.target)")]
+    docs = page.evaluate(
+        f"() => Array.from(document.querySelectorAll('.{HANDOUT_CLASS}[data-doc]')).map((n) => n.dataset.doc)")
+    settled = set(watched) | {f"page-{name}" for name in order}
+    draft = out.with_name(out.stem + ".draft.pdf")
+    _pdf(page, draft, title)
+    pages, last_page = destination_pages(draft), page_count(draft)
+    report.prints = 1
+    for _ in range(MAX_PRINTS):
+        texts = page_number_texts(pages, order, last_page, docs)
+        missing = [target for target in watched if target not in texts]
+        if missing:
+            raise RuntimeError(f"no destination in the printed PDF for {missing[:5]}")
+        page.evaluate(_FILL_PAGE_NUMBERS, texts)
+        _pdf(page, out, title)
+        report.prints += 1
+        again, last_again = destination_pages(out), page_count(out)
+        # What the filled numbers point at: the numbered entries and each page's opening (other
+        # destinations, cross-references, may shift by a page from one print to the next).
+        if last_again == last_page and all(again.get(name) == pages.get(name) for name in settled):
+            break
+        pages, last_page = again, last_again
+    else:
+        raise RuntimeError(f"page numbers still moved after {MAX_PRINTS} prints")
+    draft.unlink()
+    report.page_numbers = {name: pages[name] for name in watched}
+    report.handout_ranges = {doc: texts[doc] for doc in docs if doc in texts}
+
+
+def rewrite_outline(path: Path, titles: list[str]) -> list[str]:
+    """Give the PDF's bookmarks the headings' own text (``titles``, in document order, maths as
+    text): Chromium names a bookmark by the heading's painted text, which leaves out a formula
+    drawn by MathJax. Returns the titles written, or [] (file untouched) if the bookmarks are not
+    one per heading."""
+    from pypdf import PdfWriter
+    from pypdf.generic import NameObject, TextStringObject
+
+    writer = PdfWriter(clone_from=str(path))
+    outlines = writer._root_object.get("/Outlines")
+    items = []
+
+    def walk(node: Any) -> None:
+        child = node.get("/First")
+        while child is not None:
+            item = child.get_object()
+            items.append(item)
+            walk(item)
+            child = item.get("/Next")
+
+    if outlines is not None:
+        walk(outlines.get_object())
+    if len(items) != len(titles):
+        print(f"warning: {len(items)} bookmarks for {len(titles)} headings: bookmarks left as printed", file=sys.stderr)
+        return []
+    for item, title in zip(items, titles, strict=True):
+        item[NameObject("/Title")] = TextStringObject(title)
+    with path.open("wb") as handle:
+        writer.write(handle)
+    return titles
+
+
+def _check_page(page: Any) -> tuple[list[str], list[str], list[str]]:
+    fitted = page.evaluate(_FIT_FIGURE_TEXT)
+    return fitted, page.evaluate(_OVERFLOWING, COLUMN_PX), page.evaluate(SQUEEZED_TABLE_WORDS)
 
 
 def page_count(path: Path) -> int:
@@ -551,23 +971,73 @@ def make_pdf(site: Path, out: Path, keep_html: bool = False, skip_missing: bool 
         (out / "positional-encoding-answers.html").write_text(answers_html, encoding="utf-8")
     book_pdf, answers_pdf = out / BOOK_FILE, out / ANSWERS_FILE
     title = str(yaml.safe_load((ROOT / "_config.yml").read_text()).get("title", ""))
+    order = [stem(page) for page in report.pages]
     with serve(site) as base_url, launch_browser() as browser:
         context = browser.new_context(viewport={"width": COLUMN_PX, "height": 1100}, service_workers="block")
-        documents = (
+        for name, url, html, path, heading in (
             ("book", BOOK_URL, book_html, book_pdf, title),
             ("answers", ANSWERS_URL, answers_html, answers_pdf, f"{title}: worked solutions"),
-        )
-        for name, url, html, path, heading in documents:
-            seconds, report.fitted_figure_text[name], report.overflowing[name] = _print(
-                context, base_url, url, html, path, heading
-            )
-            report.seconds[name] = round(seconds, 1)
+        ):
+            begun = time.perf_counter()
+            page = _open(context, base_url, url, html)
+            checks = _check_page(page)
+            report.fitted_figure_text[name], report.overflowing[name], report.squeezed_table_words[name] = checks
+            if name == "book":
+                _print_book(page, path, heading, order, report)
+                report.outline_titles = rewrite_outline(path, page.evaluate(_OUTLINE_TITLES))
+            else:
+                # The code as the browser holds it, the text it prints (not the source make_pdf meant to print).
+                report.answer_code = page.evaluate(_PRINTED_CODE, PYTHON_BLOCKS)
+                _pdf(page, path, heading)
+                rewrite_outline(path, page.evaluate(_OUTLINE_TITLES))
+            page.close()
+            report.seconds[name] = round(time.perf_counter() - begun, 1)
         context.close()
     report.book_pages, report.book_bytes = page_count(book_pdf), book_pdf.stat().st_size
     report.answers_pages, report.answers_bytes = page_count(answers_pdf), answers_pdf.stat().st_size
     report.seconds["total"] = round(time.perf_counter() - started, 1)
     (out / REPORT_FILE).write_text(json.dumps(asdict(report), indent=1) + "\n", encoding="utf-8")
     return report
+
+
+# -- the README quotes the print -----------------------------------------------------------
+def readme_block(report: PrintReport | dict[str, Any]) -> str:
+    """The README's lines about the printed edition, from a print's report."""
+    data = asdict(report) if isinstance(report, PrintReport) else report
+    added = print_weight_by_page(data["small_multiples"])
+    heaviest = max(added, key=lambda page: added[page], default="")
+    return (
+        f"{README_BEGIN}\n"
+        f"Last `make pdf`: the book {data['book_pages']} pages, {data['book_bytes'] / 1e6:.1f} MB; the answer "
+        f"booklet {data['answers_pages']} pages, {data['answers_bytes'] / 1e6:.1f} MB; "
+        f"{data['explorers']} explorers printed as small multiples, {data['figures']} figures, "
+        f"{data['solutions']} worked solutions; printed in {data['seconds']['total']:.0f} s "
+        f"({data['prints']} prints of the book until its page numbers settled). The print-only small multiples "
+        f"add at most {added.get(heaviest, 0) / 1e3:.0f} kB to a page of the site ({heaviest}). Appendix C's "
+        f"timings are measured while the book builds, so another machine's print can run a page or two longer "
+        f"or shorter.\n"
+        f"{README_END}"
+    )
+
+
+def print_weight_by_page(small_multiples: list[dict[str, Any]]) -> dict[str, int]:
+    """Page name -> bytes its print-only figures (small multiples) add to the site's HTML."""
+    added: dict[str, int] = {}
+    for printed in small_multiples:
+        added[printed["page"]] = added.get(printed["page"], 0) + int(printed.get("bytes", 0))
+    return added
+
+
+def update_readme(report: PrintReport, readme: Path = ROOT / "README.md") -> bool:
+    """Replace the README's block between ``README_BEGIN`` and ``README_END``; True if it changed."""
+    text = readme.read_text(encoding="utf-8")
+    pattern = re.compile(re.escape(README_BEGIN) + r".*?" + re.escape(README_END), flags=re.DOTALL)
+    if not pattern.search(text):
+        raise ValueError(f"{readme} has no block {README_BEGIN!r} ... {README_END!r} for make pdf to fill")
+    updated = pattern.sub(lambda _: readme_block(report), text)
+    if updated != text:
+        readme.write_text(updated, encoding="utf-8")
+    return updated != text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -582,6 +1052,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip-missing", action="store_true", help="leave out pages of _toc.yml the site lacks (a partial build)"
     )
+    parser.add_argument("--no-readme", action="store_true", help="leave README.md's figures of the print as they are")
     args = parser.parse_args(argv)
     site = args.site.resolve()
     if args.if_chromium and missing_chromium():
@@ -590,12 +1061,18 @@ def main(argv: list[str] | None = None) -> int:
     if not (site / "index.html").is_file():
         parser.error(f"--site {site}: no built site there (no index.html); run `make book` first")
     report = make_pdf(site, args.out.resolve(), keep_html=args.keep_html, skip_missing=args.skip_missing)
+    if not args.skip_missing and not args.no_readme and update_readme(report):
+        print("README.md: the printed edition's figures updated (commit them)")
     print(
         f"{args.out / BOOK_FILE}: {report.book_pages} pages, {report.book_bytes / 1e6:.1f} MB; "
         f"{args.out / ANSWERS_FILE}: {report.answers_pages} pages, {report.answers_bytes / 1e6:.1f} MB; "
         f"{report.explorers} explorers, {report.figures} figures, {report.solutions} solutions; "
         f"{report.seconds['total']:.0f} s"
     )
+    for document, words in report.squeezed_table_words.items():
+        if words:
+            print(f"warning: {document}: {len(words)} word(s) split inside a table cell (a squeezed column):")
+            print("\n".join(f"  {word}" for word in words))
     for document, elements in report.overflowing.items():
         if elements:
             print(f"warning: {document}: {len(elements)} element(s) wider than the column (the print shrinks to fit):")

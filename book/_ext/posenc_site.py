@@ -3,10 +3,15 @@
 Registers the JavaScript and CSS the pages need and copies them, at the end of the
 build, from pinned installed packages into ``_static/vendor``:
 
-* plotly.js from the ``plotly`` Python package (one file for the site, loaded by the
-  pages that show a figure, never inlined);
+* plotly.js from the ``plotly`` Python package (one file for the site, never inlined). Pages
+  that show a figure load ``posenc-plotly.js`` (small, in the head), which preloads plotly.js
+  and runs it after the first paint, so text paints at once; it also fits each figure to
+  the screen (touch, narrow columns);
 * MathJax 3 from the ``django-static-mathjax`` package;
-* the book's own explorer script and stylesheet from ``book/_ext/assets``.
+* the book's own scripts and stylesheets from ``book/_ext/assets``: ``posenc-plotly.js``,
+  ``posenc-explorer.js`` (the explorers' controls), ``posenc-site.js`` (every page: the theme
+  button as a light/dark switch), ``posenc.css`` and ``posenc-print.css`` (each explorer's
+  printed small multiples, shown in print only).
 
 Nothing is fetched from the network and no third-party file is committed.
 
@@ -31,7 +36,10 @@ from sphinx.application import Sphinx
 ASSETS = Path(__file__).parent / "assets"
 VENDOR = "vendor"
 PLOTLY_JS = f"{VENDOR}/plotly.min.js"
+#: Loads plotly.js (from the same folder) without blocking the first paint; see its header.
+FIGURES_JS = f"{VENDOR}/posenc-plotly.js"
 EXPLORER_JS = f"{VENDOR}/posenc-explorer.js"
+SITE_JS = f"{VENDOR}/posenc-site.js"
 MATHJAX_JS = f"{VENDOR}/mathjax/tex-chtml.js"
 # Big bundles and the speech engine are never requested by tex-chtml.js pages.
 _MATHJAX_SKIP = ("sre", "*-full*.js", "mml-*.js", "tex-svg*.js", "tex-mml-*.js", "node-main.js", "latest.js")
@@ -58,8 +66,9 @@ def mathjax_dir() -> Path:
 def _configure(app: Sphinx, config: Any) -> None:
     config.mathjax_path = MATHJAX_JS
     css_files = list(config.html_css_files)
-    if f"{VENDOR}/posenc.css" not in css_files:
-        css_files.append(f"{VENDOR}/posenc.css")
+    for name in ("posenc.css", "posenc-print.css"):
+        if f"{VENDOR}/{name}" not in css_files:
+            css_files.append(f"{VENDOR}/{name}")
     config.html_css_files = css_files
 
 
@@ -77,15 +86,17 @@ def _copy_assets(app: Sphinx, exception: Exception | None) -> None:
 
 
 def _add_plotly(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """Load plotly.js (4.6 MB) and the explorer script only on pages that show a figure.
+    """Load the figure scripts only on pages that show a figure.
 
-    They go in the page's ``<head>``, without ``defer``: each figure's inline script calls
-    ``Plotly.newPlot`` as soon as it is parsed. Added through the builder, Sphinx keeps
+    ``posenc-plotly.js`` goes in the page's ``<head>`` without ``defer``: it must run before
+    the figures' inline scripts, whose ``Plotly.newPlot`` calls it queues until plotly.js
+    (4.8 MB, preloaded by it, never in a ``<script>`` tag of the page) has run after the
+    first paint. ``posenc-explorer.js`` is deferred. Added through the builder, Sphinx keeps
     them to this page.
     """
     if "plotly-graph-div" in str(context.get("body", "")):
-        for name in (PLOTLY_JS, EXPLORER_JS):
-            app.builder.add_js_file(name)  # type: ignore[attr-defined]
+        app.builder.add_js_file(FIGURES_JS)  # type: ignore[attr-defined]
+        app.builder.add_js_file(EXPLORER_JS, defer="defer")  # type: ignore[attr-defined]
 
 
 def _drop_thebe(app: Sphinx, config: Any) -> None:
@@ -140,6 +151,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # Fail early, before hours of notebook execution, if an asset is missing.
     plotly_js_path()
     mathjax_dir()
+    app.add_js_file(SITE_JS, loading_method="defer")
     app.connect("config-inited", _configure)
     app.connect("config-inited", _drop_thebe)
     app.connect("build-finished", _copy_assets)

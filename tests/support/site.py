@@ -3,18 +3,22 @@
 * :func:`check_links`: every ``href``/``src`` that points inside the site resolves to a
   file, and every ``#anchor`` exists in its target page (static HTML, no browser).
 * :func:`check_page`: opens one page from a local HTTP server in headless Chromium
-  (Playwright's Python package driving Debian's ``chromium``), blocks and records every
-  request that leaves 127.0.0.1, and reports console errors, broken local requests,
-  unrendered plotly figures, unrendered or raw maths, static explorers that do not
-  respond to a click, and serious/critical axe-core violations. Pages with a problem are
-  screenshotted into ``tests/artifacts/``.
+  (Playwright's Python package driving Debian's ``chromium``) as one :class:`Viewport` sees
+  it (a 1280 px desktop in light mode, a 390 px touch phone in dark mode), blocks and
+  records every request that leaves 127.0.0.1, and reports console errors, broken local
+  requests, unrendered plotly figures, unrendered or raw maths, explorer controls that do
+  not respond to a click (a tap on the phone) or lie outside the window, figures or
+  controls wider than the text column (and text a figure cuts off), text in output panels
+  and captions below a 4.5:1 contrast, figures that a drag zooms on a touch screen, and
+  serious/critical axe-core violations. Pages with a problem are screenshotted into
+  ``tests/artifacts/``.
 
 axe-core is the ``axe.min.js`` shipped inside the PyPI package ``axe-playwright-python``
 (pinned in requirements.txt; only its JavaScript file is used): no npm, no CDN.
 
-From a shell (prints every problem of every page)::
+From a shell (prints every problem of every page, in every viewport)::
 
-    cd tests && PYTHONPATH=.. ../.venv/bin/python -m support.site [--site ../_build/html] [book/01_why_order_matters.html ...]
+    cd tests && PYTHONPATH=.. ../.venv/bin/python -m support.site [--site ../_build/html] [--viewport phone-dark] [book/01_why_order_matters.html ...]
 
 (the tests folder and the repository root on the import path, as pytest sets them up).
 
@@ -59,6 +63,73 @@ BLOCKING_IMPACTS = ("serious", "critical")
 RAW_MATH = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{")
 RENDER_TIMEOUT_MS = 15_000
 EXPLORER_TIMEOUT_MS = 4_000
+#: WCAG 2 AA contrast for normal text, asked of every text in output panels and captions.
+MIN_CONTRAST = 4.5
+#: Text the contrast check reads: every output panel of a notebook cell, and every caption.
+CONTRAST_SELECTOR = ".cell_output, figcaption, caption, .posenc-explorer-caption"
+#: Pixels by which a box may pass its column's edge (sub-pixel layout, borders) before it counts.
+OVERFLOW_TOLERANCE_PX = 2
+
+
+@dataclass(frozen=True)
+class Viewport:
+    """How the checks look at a page: the window and the reader's device and theme.
+
+    Attributes:
+        name: short name, used in test ids and screenshot names.
+        width, height: the window in CSS pixels.
+        touch: a phone: touch events (``has_touch``, ``is_mobile``); controls are tapped, not
+            clicked, and a drag on a figure must scroll the page.
+        dark: the system's dark mode (``color_scheme="dark"``) and the theme's own dark
+            setting (localStorage, as the theme button leaves it).
+        axe: run axe-core (the slowest check).
+        axe_rules: only these axe-core rules (None: all of them).
+        axe_skip: axe-core rules left out (their ground covered by a check of our own).
+        contrast: the boxes whose text the contrast check reads.
+    """
+
+    name: str
+    width: int
+    height: int
+    touch: bool = False
+    dark: bool = False
+    axe: bool = True
+    axe_rules: tuple[str, ...] | None = None
+    axe_skip: tuple[str, ...] = ()
+    contrast: str = CONTRAST_SELECTOR
+
+    def context_options(self) -> dict[str, Any]:
+        """Keyword arguments of Playwright's ``Browser.new_context`` besides the viewport."""
+        options: dict[str, Any] = {"color_scheme": "dark" if self.dark else "light"}
+        if self.touch:
+            options.update(has_touch=True, is_mobile=True)
+        return options
+
+
+#: The axe-core rules whose verdict can change with the window, the device or the theme, less
+#: colour contrast, which takes most of axe's time (6 of 8 s on chapter 10): our own contrast
+#: check reads every text of the page instead (``PAGE_TEXT``), here and on the desktop. Every
+#: other rule gave its verdict on the same HTML in the desktop run.
+PHONE_AXE_RULES = ("target-size", "scrollable-region-focusable", "meta-viewport", "meta-viewport-large")
+#: Everything a reader can see of a page: header, article, footer (the sidebars are drawers on a phone).
+PAGE_TEXT = f".bd-header, .bd-main, {CONTRAST_SELECTOR}"
+
+#: axe-core's colour contrast takes most of its time (6 of 8 s on chapter 10); our own contrast
+#: check reads every text a reader sees (``PAGE_TEXT``) in a second or less, in both viewports.
+DESKTOP = Viewport("desktop", 1280, 900, axe_skip=("color-contrast",), contrast=PAGE_TEXT)
+PHONE_DARK = Viewport("phone-dark", 390, 844, touch=True, dark=True, axe_rules=PHONE_AXE_RULES, contrast=PAGE_TEXT)
+#: Every page is loaded once in each.
+VIEWPORTS = (DESKTOP, PHONE_DARK)
+#: Sets the theme's own dark setting before any script of the page runs.
+_DARK_THEME = "try { localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark'); } catch (e) {}"
+
+
+def viewport_context(browser: Any, viewport: Viewport) -> Any:
+    """A browser context that shows pages as ``viewport`` does (see :func:`new_context`)."""
+    context = new_context(browser, (viewport.width, viewport.height), **viewport.context_options())
+    if viewport.dark:
+        context.add_init_script(_DARK_THEME)
+    return context
 
 
 # -- where things are ------------------------------------------------------------------
@@ -224,6 +295,7 @@ class PageReport:
 
     page: str
     url: str
+    viewport: str = DESKTOP.name
     seconds: float = 0.0
     load_error: str | None = None
     console_errors: list[str] = field(default_factory=list)
@@ -238,7 +310,18 @@ class PageReport:
     #: They are the checker's traffic, not the page's, so they fail no check. (axe-core 4.12.1
     #: resolves a stylesheet's ``@import`` against the page's URL instead of the stylesheet's.)
     axe_requests: list[str] = field(default_factory=list)
+    #: The theme the page showed (``data-theme`` of ``<html>``), and the one it should have.
+    theme: str | None = None
+    expected_theme: str | None = None
+    overflow: list[str] = field(default_factory=list)
+    #: {"checked": number of texts, "failing": [{text, ratio, fg, bg, tag}], "lowest": [...]}
+    contrast: dict[str, Any] = field(default_factory=dict)
+    touch: list[str] = field(default_factory=list)
+    #: First contentful paint and when plotly.js was asked for (ms after navigation), see ``_PAINT``.
+    paint: dict[str, Any] = field(default_factory=dict)
     screenshots: list[str] = field(default_factory=list)
+    #: Seconds spent in each phase of the check (load, axe, explorers, ...).
+    phases: dict[str, float] = field(default_factory=dict)
 
     def problems(self) -> dict[str, list[str]]:
         """Problems by check (only non-empty checks appear)."""
@@ -256,9 +339,21 @@ class PageReport:
                 + [f"MathJax error: {text!r}" for text in self.math.get("errors", [])]
             ),
             "explorers": [
-                f"explorer #{ex['id']} did not respond to a click on {ex['control']}: {ex['why']}"
+                f"explorer #{ex['id']}: {ex['control']} did not respond to a {ex.get('action', 'click')}: {ex['why']}"
                 for ex in self.explorers if not ex["ok"]
             ],
+            "overflow": list(self.overflow),
+            "contrast": [
+                f"contrast {item['ratio']}:1 (< {MIN_CONTRAST}) for {item['text']!r} in <{item['tag']}>: "
+                f"{item['fg']} on {item['bg']}"
+                for item in self.contrast.get("failing", [])
+            ],
+            "touch": list(self.touch),
+            "paint": _paint_problems(self.paint) if self.paint else [],
+            "theme": (
+                [f"the page shows the {self.theme!r} theme, not {self.expected_theme!r}"]
+                if self.expected_theme and self.theme != self.expected_theme else []
+            ),
             "axe": [
                 f"axe {v['impact']} {v['id']} ({v['help']}) on {v['count']} element(s), e.g. {v['nodes'][:3]}"
                 for v in self.axe_violations if v["impact"] in BLOCKING_IMPACTS
@@ -330,8 +425,11 @@ _FIGURE_STATE = """(id) => {
           data: dump(gd.data), layout: dump(layout), sliders: sliders, menus: menus};
 }"""
 
-_AXE = """async () => {
-  const result = await axe.run(document, {resultTypes: ['violations']});
+_AXE = """async ([rules, skip]) => {
+  const options = {resultTypes: ['violations']};
+  if (rules) { options.runOnly = {type: 'rule', values: rules}; }
+  if (skip.length) { options.rules = Object.fromEntries(skip.map((rule) => [rule, {enabled: false}])); }
+  const result = await axe.run(document, options);
   return result.violations.map((v) => ({
     id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
     nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')),
@@ -354,6 +452,171 @@ _REVEAL = """(id) => {
 }"""
 
 
+# Open every collapsed block (hidden solutions, <details>), so the contrast check reads all text.
+_REVEAL_ALL = """() => {
+  let revealed = 0;
+  document.querySelectorAll('details:not([open])').forEach((node) => { node.open = true; revealed += 1; });
+  document.querySelectorAll('.toggle-hidden').forEach((node) => {
+    const button = node.querySelector(':scope > .toggle-button, :scope > .admonition-title, :scope > button');
+    if (button) { button.click(); } else { node.classList.remove('toggle-hidden'); }
+    revealed += 1;
+  });
+  if (revealed) { window.dispatchEvent(new Event('resize')); }
+  return revealed;
+}"""
+
+# Finish every running CSS animation and transition (e.g. the toggle's 0.3 s fade-in of an
+# opened block): the checks read the colours and boxes a reader sees once the page is still,
+# not a frame of a fade that a busy page may still be showing after the wait.
+_SETTLE = """() => {
+  for (const animation of document.getAnimations()) {
+    try { animation.finish(); } catch (error) { /* an endless animation cannot finish */ }
+  }
+}"""
+
+# Boxes wider than the text column, boxes that scroll sideways, and text a figure cuts off.
+_OVERFLOW = """(tolerance) => {
+  const problems = [];
+  const root = document.documentElement;
+  if (root.scrollWidth > root.clientWidth + tolerance) {
+    problems.push(`the page scrolls sideways: ${root.scrollWidth} px of content in a ${root.clientWidth} px window`);
+  }
+  const shown = (el) => el.getClientRects().length > 0 && el.checkVisibility({checkVisibilityCSS: true});
+  const name = (el) => el.id ? `#${el.id}` : `<${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string'
+    ? ' class="' + el.className.split(' ')[0] + '"' : ''}>${(el.textContent || '').trim().slice(0, 30)}`;
+  const columnOf = (el) => (el.closest('.bd-article, article, main') || document.body).getBoundingClientRect();
+  const boxes = 'figure.posenc-figure, div.posenc-explorer, .posenc-control, .posenc-control button, '
+    + '.posenc-control input, .posenc-control select, .js-plotly-plot, .js-plotly-plot svg.main-svg';
+  for (const el of document.querySelectorAll(boxes)) {
+    if (!shown(el)) { continue; }
+    const box = el.getBoundingClientRect(), column = columnOf(el);
+    if (box.left < column.left - tolerance || box.right > column.right + tolerance) {
+      problems.push(`${name(el)} reaches past the text column: ${Math.round(box.left)}-${Math.round(box.right)} px `
+        + `in a column at ${Math.round(column.left)}-${Math.round(column.right)} px`);
+    }
+  }
+  for (const el of document.querySelectorAll('figure.posenc-figure, .posenc-controls')) {
+    if (shown(el) && el.scrollWidth > el.clientWidth + tolerance) {
+      problems.push(`${name(el)} is wider than its box and scrolls sideways (${el.scrollWidth} px in ${el.clientWidth} px)`);
+    }
+  }
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+    if (!shown(gd)) { continue; }
+    const box = gd.getBoundingClientRect();
+    for (const text of gd.querySelectorAll('svg.main-svg text')) {
+      if (text.closest('.hoverlayer, .modebar')) { continue; }
+      const r = text.getBoundingClientRect();
+      if (!r.width || !text.textContent.trim()) { continue; }
+      const side = r.left < box.left - tolerance ? 'left' : r.right > box.right + tolerance ? 'right' : '';
+      if (side) {
+        problems.push(`figure #${gd.id}: text ${JSON.stringify(text.textContent.trim().slice(0, 50))} is cut off at its ${side} edge`);
+      }
+    }
+  }
+  return problems.slice(0, 40);
+}"""
+
+# WCAG 2 contrast of every visible text in the given boxes, against the colour behind it
+# (translucent backgrounds composited up to the first opaque one; white behind the page).
+_CONTRAST = """(args) => {
+  const skip = 'script, style, svg, mjx-container, noscript, template';
+  const parse = (value) => {
+    const m = /rgba?\\(([^)]+)\\)/.exec(value || '');
+    if (!m) { return [0, 0, 0, 0]; }
+    const parts = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return [parts[0], parts[1], parts[2], parts.length > 3 ? parts[3] : 1];
+  };
+  const over = (top, below) => [0, 1, 2].map((i) => top[i] * top[3] + below[i] * (1 - top[3])).concat([1]);
+  const luminance = (c) => {
+    const lin = c.slice(0, 3).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+  };
+  const background = (el) => {
+    const layers = [];
+    for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
+      const bg = parse(getComputedStyle(node).backgroundColor);
+      if (bg[3] > 0) { layers.push(bg); if (bg[3] >= 1) { break; } }
+    }
+    let colour = layers.length && layers[layers.length - 1][3] >= 1 ? layers.pop() : [255, 255, 255, 1];
+    while (layers.length) { colour = over(layers.pop(), colour); }
+    return colour;
+  };
+  const opacity = (el) => {
+    let value = 1;
+    for (let node = el; node && node.nodeType === 1; node = node.parentElement) { value *= Number(getComputedStyle(node).opacity); }
+    return value;
+  };
+  const css = (c) => `rgb(${c.slice(0, 3).map(Math.round).join(', ')})`;
+  const seen = new Set(), results = [];
+  for (const box of document.querySelectorAll(args.selector)) {
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const el = node.parentElement;
+      if (!el || seen.has(el) || !node.textContent.trim() || el.closest(skip)) { continue; }
+      seen.add(el);
+      if (!el.getClientRects().length || !el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})) { continue; }
+      const bg = background(el);
+      const ink = parse(getComputedStyle(el).color);
+      ink[3] *= opacity(el);
+      const fg = over(ink, bg);
+      const [light, dark] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
+      const ratio = Math.round((light + 0.05) / (dark + 0.05) * 100) / 100;
+      results.push({text: node.textContent.trim().slice(0, 60), ratio: ratio, fg: css(fg), bg: css(bg),
+                    tag: el.tagName.toLowerCase() + (typeof el.className === 'string' && el.className
+                      ? '.' + el.className.trim().split(/\\s+/)[0] : '')});
+    }
+  }
+  results.sort((a, b) => a.ratio - b.ratio);
+  const failing = results.filter((r) => r.ratio < args.minimum);
+  return {checked: results.length, failing: failing.slice(0, 40), lowest: results.slice(0, 3)};
+}"""
+
+# On a touch screen, a drag on a figure must scroll the page: no figure may zoom or pan by drag.
+_TOUCH_STATE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd) => ({
+  id: gd.id,
+  dragmode: gd._fullLayout ? gd._fullLayout.dragmode : null,
+  scrollZoom: gd._context ? Boolean(gd._context.scrollZoom) : null,
+}))"""
+
+# The axis ranges of a figure: what a drag that zooms or pans would change.
+_AXIS_RANGES = """(id) => {
+  const gd = document.getElementById(id);
+  const layout = (gd && gd._fullLayout) || {};
+  return JSON.stringify(Object.keys(layout).filter((k) => /^[xy]axis\\d*$/.test(k)).map((k) => [k, layout[k].range]));
+}"""
+
+# Whether plotly.js waited for the first paint: posenc-plotly.js notes when it asked for it
+# (a page that loads plotly.js itself, render-blocking, never lets it ask).
+_PAINT = """() => {
+  const paint = performance.getEntriesByName('first-contentful-paint')[0];
+  return {figures: document.querySelectorAll('.plotly-graph-div').length,
+          first_paint: paint ? paint.startTime : null,
+          plotly_requested: window.posencFigures ? window.posencFigures.plotlyRequestedAt : null};
+}"""
+
+
+def _paint_problems(paint: dict[str, Any]) -> list[str]:
+    """A page with figures whose plotly.js was not asked for after its first paint."""
+    if not paint["figures"]:
+        return []
+    if paint["first_paint"] is None:
+        return ["the browser recorded no first contentful paint"]
+    if paint["plotly_requested"] is None:
+        return ["plotly.js did not come from posenc-plotly.js after the first paint: the page loads it itself, "
+                "which blocks the first paint"]
+    if paint["plotly_requested"] < paint["first_paint"]:
+        return [f"plotly.js was asked for at {paint['plotly_requested']:.0f} ms, before the first paint at "
+                f"{paint['first_paint']:.0f} ms"]
+    return []
+
+
+# The explorers of a page: their div, their figure and how many controls they have.
+_EXPLORERS = """() => Array.from(document.querySelectorAll('div.posenc-explorer')).map((node) => {
+  const gd = node.querySelector('.plotly-graph-div');
+  return {id: node.id, figure: gd ? gd.id : '', controls: node.querySelectorAll('.posenc-control').length};
+})"""
+
+
 def _is_local(url: str, base: str) -> bool:
     parts = urlsplit(url)
     if parts.scheme in ("data", "blob", "about", "javascript"):
@@ -361,77 +624,152 @@ def _is_local(url: str, base: str) -> bool:
     return f"{parts.scheme}://{parts.netloc}/" == base
 
 
-def _explorer_ids(page: Any) -> list[str]:
-    return page.eval_on_selector_all(
-        "div.posenc-explorer",
-        "(nodes) => nodes.map((n) => { const gd = n.querySelector('.plotly-graph-div'); return gd ? gd.id : ''; })",
+def _inside_window(page: Any, element: Any) -> None:
+    """Raise ValueError unless ``element`` lies within the window's width as the page is laid
+    out (a control a reader would have to scroll sideways to reach counts as outside)."""
+    element.scroll_into_view_if_needed(timeout=EXPLORER_TIMEOUT_MS)
+    left, right, width = element.evaluate(
+        "(el) => { const r = el.getBoundingClientRect();"
+        " return [r.left + scrollX, r.right + scrollX, document.documentElement.clientWidth]; }"
     )
+    if right <= left:
+        raise ValueError("it is not visible")
+    if left < -1 or right > width + 1:
+        raise ValueError(f"it lies outside the {width} px window ({left:.0f} to {right:.0f} px)")
 
 
-def _neighbour(active: int, count: int) -> int:
-    """The step next to the active one (the next, or the previous at the end)."""
-    if count < 2:
-        raise ValueError("it offers a single value")
-    return active + 1 if active + 1 < count else active - 1
+def _press(page: Any, element: Any, touch: bool) -> None:
+    """What a reader does to a control: a tap on a phone, a click elsewhere."""
+    if touch:
+        element.tap(timeout=EXPLORER_TIMEOUT_MS)
+    else:
+        element.click(timeout=EXPLORER_TIMEOUT_MS)
 
 
-def _click_control(page: Any, figure_id: str, state: dict[str, Any]) -> str:
-    """Click the value next to the active one on the figure's first control: a slider
-    step, a button of a button row, or an entry of a dropdown menu. Returns what was
-    clicked; raises ValueError if nothing could be clicked."""
-    root = page.locator(f"#{figure_id}")
-    if state["sliders"]:
-        slider = state["sliders"][0]
-        target = _neighbour(slider["active"], slider["steps"])
-        group = root.locator("g.slider-group").first
-        ticks = group.locator("rect.slider-tick-rect")
-        if ticks.count() != slider["steps"]:
-            raise ValueError(f"expected {slider['steps']} ticks on its slider, found {ticks.count()}")
-        tick = ticks.nth(target)
-        tick.scroll_into_view_if_needed()
-        tick_box = tick.bounding_box()
-        rail_box = group.locator("rect.slider-rail-touch-rect").bounding_box()
-        if not tick_box or not rail_box:
-            raise ValueError("its slider is not visible")
-        # A press on the rail moves the grip to the nearest step, as a reader's click does.
-        page.mouse.click(tick_box["x"] + tick_box["width"] / 2, rail_box["y"] + rail_box["height"] / 2)
-        return f"slider step {target + 1} of {slider['steps']}"
-    if state["menus"]:
-        menu = state["menus"][0]
-        target = _neighbour(menu["active"], menu["buttons"])
-        header = root.locator("g.updatemenu-header-group").nth(0)
-        if header.count() == 0:
-            raise ValueError("its menu was not drawn")
-        if menu["type"] == "dropdown":
-            header.locator("g.updatemenu-header").click()
-            entries = root.locator("g.updatemenu-dropdown-button-group g.updatemenu-dropdown-button")
-            entries.first.wait_for(timeout=EXPLORER_TIMEOUT_MS)
+def _operate_control(page: Any, control: Any, target: int, touch: bool) -> str:
+    """Move one explorer control to value ``target``, as a reader would.
+
+    Returns what was done; raises ValueError when the control is out of reach or ignored it.
+    """
+    kind = next((k for k in ("buttons", "slider", "select") if f"posenc-control-{k}" in (control.get_attribute("class") or "")), "")
+    label = (control.locator(".posenc-control-label").first.text_content() or "").strip()
+    if kind == "buttons":
+        buttons = control.locator("button[data-index]")
+        count = buttons.count()
+        button = buttons.nth(target)
+        _inside_window(page, button)
+        _press(page, button, touch)
+        if button.get_attribute("aria-pressed") != "true":
+            raise ValueError(f"button {target + 1} of {count} did not become pressed")
+        return f"buttons {label!r} (button {target + 1} of {count})"
+    if kind == "slider":
+        slider = control.locator("input[type=range]")
+        count = int(slider.get_attribute("max") or 0) + 1
+        _inside_window(page, slider)
+        box = slider.bounding_box()
+        # Chromium's thumb is about 16 px wide: step i sits at its centre's i-th position.
+        thumb = 16
+        x = box["x"] + thumb / 2 + target * (box["width"] - thumb) / (count - 1)
+        y = box["y"] + box["height"] / 2
+        if touch:
+            page.touchscreen.tap(x, y)
         else:
-            entries = header.locator("g.updatemenu-button")
-        if entries.count() != menu["buttons"]:
-            raise ValueError(f"expected {menu['buttons']} entries in its {menu['type']} menu, found {entries.count()}")
-        entries.nth(target).click()
-        return f"{menu['type']} entry {target + 1} of {menu['buttons']}"
-    raise ValueError("it has no slider and no menu")
+            page.mouse.click(x, y)
+        if int(slider.input_value()) != target:
+            raise ValueError(f"the slider shows step {int(slider.input_value()) + 1}, not step {target + 1} of {count}")
+        return f"slider {label!r} (step {target + 1} of {count})"
+    if kind == "select":
+        select = control.locator("select")
+        count = select.locator("option").count()
+        _inside_window(page, select)
+        # A tap opens the system's list, which headless Chromium does not draw: the trial tap
+        # proves the list can be reached (visible, enabled, not covered); then pick the entry.
+        if touch:
+            select.tap(trial=True, timeout=EXPLORER_TIMEOUT_MS)
+        else:
+            select.click(trial=True, timeout=EXPLORER_TIMEOUT_MS)
+        select.select_option(str(target), timeout=EXPLORER_TIMEOUT_MS)
+        return f"drop-down list {label!r} (entry {target + 1} of {count})"
+    raise ValueError("it is neither buttons, a slider nor a drop-down list")
 
 
-def _exercise_explorer(page: Any, figure_id: str) -> dict[str, Any]:
-    """One scripted interaction with a static explorer; did the figure change?"""
-    result: dict[str, Any] = {"id": figure_id, "control": "its first control", "ok": False, "why": ""}
-    if not figure_id:
-        result["why"] = "no plotly figure inside the explorer"
-        return result
+# For one control of an explorer: its value now, and the values that show another frame from
+# the current setting of the others, nearest first (a control may legitimately change nothing
+# in some settings of the others, e.g. a window longer than the table chosen).
+_CONTROL_CHOICES = """([id, index]) => {
+  const node = document.getElementById(id);
+  const spec = JSON.parse(document.getElementById(node.getAttribute('data-spec')).textContent);
+  const state = spec.controls.map((control, i) => {
+    const box = node.querySelector(`.posenc-control[data-control="${i}"]`);
+    const field = box.querySelector('input[type=range], select');
+    if (field) { return Number(field.value); }
+    const pressed = box.querySelector('button[aria-pressed=true]');
+    return pressed ? Number(pressed.getAttribute('data-index')) : 0;
+  });
+  const frameOf = (values) => values.reduce((acc, value, i) => acc * spec.controls[i].size + value, 0);
+  const shown = JSON.stringify(spec.frames[frameOf(state)]);
+  const choices = [];
+  for (let value = 0; value < spec.controls[index].size; value++) {
+    if (value === state[index]) { continue; }
+    const other = state.slice(); other[index] = value;
+    if (JSON.stringify(spec.frames[frameOf(other)]) !== shown) { choices.push(value); }
+  }
+  choices.sort((a, b) => Math.abs(a - state[index]) - Math.abs(b - state[index]));
+  return {active: state[index], choices: choices};
+}"""
+
+
+def _exercise_explorer(page: Any, explorer: dict[str, Any], touch: bool) -> list[dict[str, Any]]:
+    """Every control of one static explorer, in turn: does the figure change each time?
+
+    Each control moves to the nearest value that shows another frame. When no value does
+    (the controls moved before it made it moot), those are first moved back to their
+    defaults, which is checked the same way.
+    """
+    figure_id = explorer["figure"]
+    action = "tap" if touch else "click"
+    if not figure_id or not explorer["controls"]:
+        why = "no plotly figure inside the explorer" if not figure_id else "no control"
+        return [{"id": explorer["id"], "control": "the explorer", "action": action, "ok": False, "why": why}]
     if page.evaluate(_REVEAL, figure_id):
         page.wait_for_timeout(300)
-    before = page.evaluate(_FIGURE_STATE, figure_id)
-    if before is None:
-        result["why"] = "the figure was never drawn"
-        return result
-    try:
-        result["control"] = _click_control(page, figure_id, before)
-    except Exception as error:  # noqa: BLE001 - any failure to click is the finding
-        result["why"] = f"could not click it: {str(error).splitlines()[0]}"
-        return result
+    results: list[dict[str, Any]] = []
+    moved: dict[int, int] = {}  # control index -> its default value, for the controls moved so far
+
+    def operate(index: int, target: int | None) -> bool:
+        result: dict[str, Any] = {"id": explorer["id"], "control": f"control {index + 1}", "action": action, "ok": False}
+        results.append(result)
+        before = page.evaluate(_FIGURE_STATE, figure_id)
+        if before is None:
+            result["why"] = "the figure was never drawn"
+            return False
+        if target is None:
+            result["why"] = "none of its values changes the figure from the default setting"
+            return False
+        control = page.locator(f"#{explorer['id']} .posenc-control[data-control='{index}']")
+        try:
+            result["control"] = _operate_control(page, control, target, touch)
+        except Exception as error:  # noqa: BLE001 - any failure to reach or move the control is the finding
+            result["why"] = f"could not {action} it: {str(error).splitlines()[0]}"
+            return False
+        result.update(_figure_changed(page, figure_id, before))
+        return bool(result["ok"])
+
+    for index in range(explorer["controls"]):
+        found = page.evaluate(_CONTROL_CHOICES, [explorer["id"], index])
+        if not found["choices"] and moved:
+            for earlier, default in list(moved.items()):
+                operate(earlier, default)
+            moved.clear()
+            found = page.evaluate(_CONTROL_CHOICES, [explorer["id"], index])
+        target = found["choices"][0] if found["choices"] else None
+        if operate(index, target):
+            moved.setdefault(index, found["active"])
+    return results
+
+
+def _figure_changed(page: Any, figure_id: str, before: dict[str, Any]) -> dict[str, Any]:
+    """Wait for the figure to show another frame; ``{"ok": ..., "why": ...}``."""
     deadline = time.monotonic() + EXPLORER_TIMEOUT_MS / 1000
     after = before
     while time.monotonic() < deadline:
@@ -442,19 +780,62 @@ def _exercise_explorer(page: Any, figure_id: str) -> dict[str, Any]:
         ):
             break
     if not after:
-        result["why"] = "the figure disappeared"
-    elif after["wired"] != "1":
-        result["why"] = "posenc-explorer.js never wired it (data-wired missing)"
-    elif after["frame"] == before["frame"]:
-        result["why"] = f"data-frame stayed {before['frame']!r}"
-    elif (after["data"], after["layout"]) == (before["data"], before["layout"]):
-        result["why"] = f"data-frame changed to {after['frame']!r} but the traces and layout did not"
-    else:
-        result["ok"] = True
-        result["why"] = f"frame {before['frame']} -> {after['frame']}" + (
-            "" if after["data"] != before["data"] else " (layout only)"
-        )
-    return result
+        return {"ok": False, "why": "the figure disappeared"}
+    if after["wired"] != "1":
+        return {"ok": False, "why": "posenc-explorer.js never wired it (data-wired missing)"}
+    if after["frame"] == before["frame"]:
+        return {"ok": False, "why": f"data-frame stayed {before['frame']!r}"}
+    if (after["data"], after["layout"]) == (before["data"], before["layout"]):
+        return {"ok": False, "why": f"data-frame changed to {after['frame']!r} but the traces and layout did not"}
+    layout_only = "" if after["data"] != before["data"] else " (layout only)"
+    return {"ok": True, "why": f"frame {before['frame']} -> {after['frame']}{layout_only}"}
+
+
+def _swipe(cdp: Any, x: float, y: float, dx: float, dy: float, steps: int = 8) -> None:
+    """One finger drag from (x, y) by (dx, dy), as touch events (Chrome DevTools Protocol)."""
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for step in range(1, steps + 1):
+        point = {"x": x + dx * step / steps, "y": y + dy * step / steps}
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+
+def _check_touch(page: Any) -> list[str]:
+    """On a touch screen: no figure zooms or pans when dragged, and a drag on the first figure
+    scrolls the page (up and down) and leaves its axes as they were (sideways)."""
+    problems = [
+        f"figure #{fig['id']}: a drag zooms or pans it on a touch screen (dragmode {fig['dragmode']!r}"
+        f"{', scroll zoom on' if fig['scrollZoom'] else ''})"
+        for fig in page.evaluate(_TOUCH_STATE)
+        if fig["dragmode"] is not False or fig["scrollZoom"]
+    ]
+    figures = page.locator(".js-plotly-plot")
+    first = next((figures.nth(i) for i in range(figures.count()) if figures.nth(i).is_visible()), None)
+    if first is None:
+        return problems
+    figure_id = first.get_attribute("id")
+    first.evaluate("(gd) => gd.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(100)
+    box = first.bounding_box()
+    if not box:
+        return problems
+    cdp = page.context.new_cdp_session(page)
+    try:
+        x, y = box["x"] + box["width"] / 2, min(box["y"] + box["height"] / 2, page.viewport_size["height"] - 100)
+        ranges = page.evaluate(_AXIS_RANGES, figure_id)
+        at_bottom = page.evaluate("() => scrollY + innerHeight >= document.documentElement.scrollHeight - 5")
+        scrolled_from = page.evaluate("() => scrollY")
+        _swipe(cdp, x, y, 0, 160 if at_bottom else -160)  # a finger moving up scrolls the page down
+        _swipe(cdp, x, y, -120, 0)
+        page.wait_for_timeout(250)
+        moved = abs(page.evaluate("() => scrollY") - scrolled_from)
+        if moved < 40:
+            problems.append(f"figure #{figure_id}: a vertical drag on it scrolled the page by {moved:.0f} px only")
+        if page.evaluate(_AXIS_RANGES, figure_id) != ranges:
+            problems.append(f"figure #{figure_id}: a drag on it changed its axes (zoom or pan by touch)")
+    finally:
+        cdp.detach()
+    return problems
 
 
 def _redirect_target(url: str) -> str | None:
@@ -477,19 +858,22 @@ def check_page(
     *,
     axe_source: str | None,
     artifacts: Path | None = ARTIFACTS,
+    viewport: Viewport = DESKTOP,
 ) -> PageReport:
     """Open ``page_path`` (site-relative) in a new tab of ``context`` and check it.
 
     Args:
-        context: a Playwright ``BrowserContext`` (see :func:`new_context`).
+        context: a Playwright ``BrowserContext`` made for ``viewport`` (:func:`viewport_context`).
         base_url: the server's base URL from :func:`serve`; every other address is blocked.
         axe_source: the text of ``axe.min.js``, or None to skip the accessibility check.
         artifacts: folder for screenshots of failing pages (None: no screenshots).
+        viewport: how the context shows pages: taps instead of clicks and the touch checks on
+            a touch screen, the theme the page must show, whether axe-core runs.
     """
     from playwright.sync_api import Error as PlaywrightError
 
     url = urljoin(base_url, page_path)
-    report = PageReport(page=page_path, url=url)
+    report = PageReport(page=page_path, url=url, viewport=viewport.name)
     started = time.perf_counter()
     external: dict[str, None] = {}  # an ordered set
     traffic = {"in_flight": 0, "last": time.monotonic()}
@@ -540,6 +924,13 @@ def check_page(
             else:
                 report.failed_requests.append(problem)
 
+    last_lap = [started]
+
+    def lap(phase: str) -> None:
+        now = time.perf_counter()
+        report.phases[phase] = round(now - last_lap[0], 2)
+        last_lap[0] = now
+
     page = context.new_page()
     page.route("**/*", route)
     page.on("console", on_console)
@@ -560,18 +951,35 @@ def check_page(
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and (traffic["in_flight"] > 0 or time.monotonic() - traffic["last"] < 0.3):
             page.wait_for_timeout(50)
+        lap("load")
         report.figures = page.evaluate(_FIGURES)
+        report.paint = page.evaluate(_PAINT)
         report.math = page.evaluate(_MATH, RAW_MATH.pattern)
-        if axe_source is not None:
+        report.theme = page.evaluate("() => document.documentElement.getAttribute('data-theme')")
+        if page.locator(".theme-switch-button").count():  # a page of the book, with its theme
+            report.expected_theme = "dark" if viewport.dark else "light"
+        if axe_source is not None and viewport.axe:
             page.add_script_tag(content=axe_source)
             axe_running[0] = True
             try:
-                report.axe_violations = page.evaluate(_AXE)
+                rules = list(viewport.axe_rules) if viewport.axe_rules else None
+                report.axe_violations = page.evaluate(_AXE, [rules, list(viewport.axe_skip)])
             finally:
                 axe_running[0] = False
             report.axe_ran = True
-        for figure_id in _explorer_ids(page):
-            report.explorers.append(_exercise_explorer(page, figure_id))
+            lap("axe")
+        for explorer in page.evaluate(_EXPLORERS):
+            report.explorers.extend(_exercise_explorer(page, explorer, viewport.touch))
+        lap("explorers")
+        if viewport.touch:
+            report.touch = _check_touch(page)
+            lap("touch")
+        if page.evaluate(_REVEAL_ALL):
+            page.wait_for_timeout(500)  # plotly re-lays out the figures that were hidden
+        page.evaluate(_SETTLE)
+        report.overflow = page.evaluate(_OVERFLOW, OVERFLOW_TOLERANCE_PX)
+        report.contrast = page.evaluate(_CONTRAST, {"selector": viewport.contrast, "minimum": MIN_CONTRAST})
+        lap("overflow and contrast")
     except PlaywrightError as error:
         report.load_error = f"{type(error).__name__}: {str(error).splitlines()[0]}"
     report.external_requests = list(external)
@@ -587,9 +995,50 @@ def check_page(
     return report
 
 
+def check_theme_switch(browser: Any, base_url: str, page_path: str, *, clicks: int = 3,
+                       start: str | None = None, block: str | None = None) -> list[str]:
+    """Press the theme button ``clicks`` times on a light system: each press must change what the
+    reader sees (light and dark in turn, ``aria-pressed`` telling which), and a reload must keep
+    the last choice. Runs in a fresh context (the choice is remembered in localStorage).
+
+    Args:
+        start: the mode a reader chose on an earlier visit ("light", "dark" or "auto"), stored
+            as the theme stores it before the page is loaded again; None: a first visit.
+        block: the name of a script to keep from loading (to show the check can fail).
+    """
+    context = viewport_context(browser, DESKTOP)
+    problems: list[str] = []
+    try:
+        page = context.new_page()
+        if block:
+            page.route(f"**/{block}*", lambda route: route.abort())
+        page.goto(urljoin(base_url, page_path), wait_until="load")
+        if start:
+            page.evaluate("(mode) => { localStorage.setItem('mode', mode); localStorage.setItem('theme', mode); }", start)
+            page.reload(wait_until="load")
+        button = page.locator(".theme-switch-button").first
+        theme = lambda: page.evaluate("() => document.documentElement.getAttribute('data-theme')")  # noqa: E731
+        shown = theme()
+        for click in range(1, clicks + 1):
+            button.click()
+            page.wait_for_timeout(100)
+            now = theme()
+            if now == shown:
+                problems.append(f"press {click} of the theme button left the page {now!r}")
+            elif button.get_attribute("aria-pressed") != str(now == "dark").lower():
+                problems.append(f"after press {click} the page is {now!r} but aria-pressed is {button.get_attribute('aria-pressed')!r}")
+            shown = now
+        page.reload(wait_until="load")
+        if theme() != shown:
+            problems.append(f"after a reload the page is {theme()!r}, not the {shown!r} chosen")
+    finally:
+        context.close()
+    return problems
+
+
 def _save_screenshots(page: Any, report: PageReport, artifacts: Path) -> None:
     """Screenshot a failing page (and each failing explorer); drop stale shots of a passing one."""
-    name = artifact_name(report.page)
+    name = artifact_name(report.page) + ("" if report.viewport == DESKTOP.name else f"--{report.viewport}")
     stale = list(artifacts.glob(f"{name}.png")) + list(artifacts.glob(f"{name}--explorer-*.png"))
     for old in stale:
         old.unlink()
@@ -600,18 +1049,18 @@ def _save_screenshots(page: Any, report: PageReport, artifacts: Path) -> None:
         shot = artifacts / f"{name}.png"
         page.screenshot(path=str(shot), full_page=True)
         report.screenshots.append(str(shot))
-        for explorer in report.explorers:
-            if not explorer["ok"] and explorer["id"]:
-                shot = artifacts / f"{name}--explorer-{explorer['id']}.png"
-                page.locator(f"#{explorer['id']}").screenshot(path=str(shot))
-                report.screenshots.append(str(shot))
+        failing = dict.fromkeys(explorer["id"] for explorer in report.explorers if not explorer["ok"] and explorer["id"])
+        for explorer_id in failing:
+            shot = artifacts / f"{name}--explorer-{explorer_id}.png"
+            page.locator(f"#{explorer_id}").screenshot(path=str(shot))
+            report.screenshots.append(str(shot))
     except Exception as error:  # noqa: BLE001 - a failed screenshot must not hide the findings
         report.screenshots.append(f"(screenshot failed: {error})")
 
 
 def describe(report: PageReport) -> str:
     """Human-readable findings of one page, for assertion messages."""
-    lines = [f"{report.page}: {sum(map(len, report.problems().values()))} problem(s)"]
+    lines = [f"{report.page} ({report.viewport}): {sum(map(len, report.problems().values()))} problem(s)"]
     for check, items in report.problems().items():
         lines += [f"  [{check}] {item}" for item in items]
     lines += [f"  screenshot: {shot}" for shot in report.screenshots]
@@ -620,22 +1069,30 @@ def describe(report: PageReport) -> str:
 
 
 class SiteChecker:
-    """A browser and a server for one site; checks each page once and remembers the report."""
+    """A browser and a server for one site; checks each page once per viewport and remembers
+    the report. One browser context per viewport, made when first needed."""
 
     def __init__(self, browser: Any, base_url: str, *, axe_source: str | None, artifacts: Path | None = ARTIFACTS):
         self.browser = browser
-        self.context = new_context(browser)
         self.base_url = base_url
         self.axe_source = axe_source
         self.artifacts = artifacts
-        self.reports: dict[str, PageReport] = {}
+        self.contexts: dict[str, Any] = {}
+        self.reports: dict[tuple[str, str], PageReport] = {}
 
-    def report(self, page: str) -> PageReport:
-        if page not in self.reports:
-            self.reports[page] = check_page(
-                self.context, self.base_url, page, axe_source=self.axe_source, artifacts=self.artifacts
+    def context(self, viewport: Viewport) -> Any:
+        if viewport.name not in self.contexts:
+            self.contexts[viewport.name] = viewport_context(self.browser, viewport)
+        return self.contexts[viewport.name]
+
+    def report(self, page: str, viewport: Viewport = DESKTOP) -> PageReport:
+        key = (page, viewport.name)
+        if key not in self.reports:
+            self.reports[key] = check_page(
+                self.context(viewport), self.base_url, page, axe_source=self.axe_source, artifacts=self.artifacts,
+                viewport=viewport,
             )
-        return self.reports[page]
+        return self.reports[key]
 
 
 @contextmanager
@@ -652,22 +1109,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--site", type=Path, default=None, help=f"site folder (default ${SITE_ENV} or _build/html)")
     parser.add_argument("--json", action="store_true", help="print the full reports as JSON")
+    parser.add_argument("--viewport", choices=[v.name for v in VIEWPORTS], action="append",
+                        help="check only in this viewport (repeatable; default: all of them)")
     parser.add_argument("pages", nargs="*", help="site-relative pages (default: every page of the toc)")
     args = parser.parse_args(argv)
     root = (args.site or site_dir()).resolve()
     pages = args.pages or toc_pages()
+    viewports = [v for v in VIEWPORTS if not args.viewport or v.name in args.viewport]
     failures = 0
     with site_checker(root) as checker:
         for page in pages:
             links = check_links(root, page)
-            report = checker.report(page)
-            failures += bool(report.problems() or links)
-            if args.json:
-                print(json.dumps(asdict(report), indent=1))
-            print(describe(report) + f"  ({report.seconds:.1f} s)")
+            for viewport in viewports:
+                report = checker.report(page, viewport)
+                failures += bool(report.problems())
+                if args.json:
+                    print(json.dumps(asdict(report), indent=1))
+                phases = ", ".join(f"{name} {seconds:.1f}" for name, seconds in report.phases.items())
+                print(describe(report) + f"  ({report.seconds:.1f} s: {phases})")
+            failures += bool(links)
             for problem in links:
                 print(f"  [links] {problem}")
-    print(f"{len(pages)} page(s), {failures} with problems")
+    print(f"{len(pages)} page(s) in {len(viewports)} viewport(s), {failures} problem report(s)")
     return 1 if failures else 0
 
 
