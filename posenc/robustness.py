@@ -73,6 +73,7 @@ __all__ = [
     "evaluate",
     "side_values",
     "verdict_phrase",
+    "where_it_holds",
     "rate_text",
 ]
 
@@ -598,6 +599,43 @@ def verdict_phrase(verdict: Verdict) -> str:
         reversed_part = f" (reversed in {verdict.reversed_in})" if verdict.reversed_in else ""
         return f"contradicted: holds in none of {n} settings{reversed_part}"
     return f"conditional: holds in {verdict.holds_in} of {n} settings; {verdict.where_it_fails}"
+
+
+def _group_text(conclusion: Conclusion, setting: Mapping[str, Any]) -> str:
+    """A setting's task and anchor in words: ``"on copy-offset with an anchor"``."""
+    return " ".join(_values_text(conclusion, name, [setting[name]]) for name in ("task", "anchor") if name in setting)
+
+
+def where_it_holds(verdict: Verdict) -> str:
+    """Where a verdict holds, by task and anchor (the columns of the robustness map), in words.
+
+    Each group of settings (one task, with or without an anchor; its settings are the tied
+    learning rates) is named once: where the conclusion holds at every rate, at some (``k of
+    n``), and at none, e.g. ``"in every setting on marker-recall with an anchor; in 3 of 16 on
+    copy-offset with an anchor; in none on copy-offset without an anchor"`` (a setting there
+    is a learning rate, or a pair of rates when two schemes are compared). A robust verdict
+    gives ``"in every setting"``.
+    """
+    check_instance("verdict", verdict, Verdict, what="a Verdict (evaluate(...))")
+    if verdict.kind == "robust":
+        return "in every setting"
+    groups: dict[str, list[SettingResult]] = {}
+    for result in verdict.results:
+        groups.setdefault(_group_text(verdict.conclusion, result.setting), []).append(result)
+    every = [g for g, rs in groups.items() if all(r.holds for r in rs)]
+    some = [(g, rs) for g, rs in groups.items() if 0 < sum(r.holds for r in rs) < len(rs)]
+    none_ = [g for g, rs in groups.items() if not any(r.holds for r in rs)]
+    parts = []
+    if every:
+        parts.append("in every setting " + _and_list(every))
+    parts += [f"in {sum(r.holds for r in rs)} of {len(rs)} {g}" for g, rs in some]
+    if none_:
+        parts.append("in none " + _and_list(none_))
+    return "; ".join(parts)
+
+
+def _and_list(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 # -- argument checks -----------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from posenc.checks import (
     check_text_sequence,
 )
 from posenc.results import RunResult, Series, check_results, curve, extrapolation_variants, run_label
-from posenc.robustness import tied_rates
+from posenc.robustness import rate_text, tied_rates
 from posenc.rope_scaling import METHOD_NAMES
 
 __all__ = [
@@ -60,6 +60,8 @@ __all__ = [
     "tied_range",
     "new_position_series",
     "suite_rows",
+    "tied_rows",
+    "range_text",
     "scaling_rows",
     "kept_text",
     "learning_rate_rows",
@@ -390,21 +392,62 @@ def scaling_rows(
     return headers, rows
 
 
-def kept_text(value: float, kept: bool) -> str:
-    """``"0.855 (kept)"`` for the chosen learning rate's value, ``"0.855"`` otherwise.
+def range_text(low: float, high: float, *, digits: int = 3) -> str:
+    """``"0.714–0.990"``, or one number when both round to the same (``"1.000"``)."""
+    low, high = check_real("low", low), check_real("high", high)
+    digits = check_nonnegative_int("digits", digits)
+    if low > high:
+        raise ValueError(f"low must not exceed high, got low={low!r}, high={high!r}")
+    first, last = f"{low:.{digits}f}", f"{high:.{digits}f}"
+    return first if first == last else f"{first}\u2013{last}"
+
+
+def tied_rows(
+    cells: Mapping[tuple[str, str], SuiteCell], metrics: Sequence[str], *, task: str
+) -> list[list[str]]:
+    """Rows ``[scheme, tied rates, metric 1, metric 2, ...]`` for one task: each metric as the
+    range of its seed-mean over the learning rates validation cannot separate
+    (:func:`tied_range`, written with :func:`range_text`), so no arbitrary pick among them is shown.
+
+    Raises:
+        ValueError: ``task`` is not in ``cells``, or a metric no run holds.
+    """
+    _check_cells("cells", cells)
+    metrics = check_text_sequence("metrics", metrics, min_len=1)
+    held = {key.partition(":")[0] for cell in cells.values() for run in cell.runs for key in run.metrics}
+    missing = [metric for metric in metrics if metric not in held]
+    if missing:
+        raise ValueError(f"metrics has {missing}, which no run of cells holds; they hold {sorted(held)}")
+    check_choice("task", task, sorted({t for t, _ in cells}))
+    rows = []
+    for (cell_task, _), cell in cells.items():
+        if cell_task != task:
+            continue
+        rates = ", ".join(rate_text(lr) for lr in (cell.tied or (cell.lr,)))
+        for label, strategy in suite_variants(cell).items():
+            rows.append([label, rates] + [range_text(*tied_range(cell, m, strategy)) for m in metrics])
+    return rows
+
+
+def kept_text(value: float, kept: bool, *, mark: str = "kept") -> str:
+    """``"0.855 (kept)"`` for a marked learning rate's value, ``"0.855"`` otherwise.
 
     Plain text, because :func:`posenc.plots.html_table` escapes its cells.
     """
     value, kept = check_real("value", value), check_bool("kept", kept)
-    return f"{value:.3f}\u00a0(kept)" if kept else f"{value:.3f}"
+    mark = check_text("mark", mark, empty=False)
+    return f"{value:.3f}\u00a0({mark})" if kept else f"{value:.3f}"
 
 
-def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell]) -> list[list[str]]:
-    """Rows ``[task, scheme, validation accuracy at each lr...]``; the chosen one marked (:func:`kept_text`)."""
+def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell], *, mark: str = "kept") -> list[list[str]]:
+    """Rows ``[task, scheme, validation accuracy at each lr...]``, marking the chosen rate
+    (``mark="kept"``) or every rate validation cannot separate from it (``mark="tied"``)."""
     _check_cells("cells", cells)
+    check_choice("mark", mark, ["kept", "tied"])
     rows = []
     for (task, label), cell in cells.items():
-        entries = [kept_text(v, lr == cell.lr) for lr, v in cell.validation.items()]
+        marked = {cell.lr} if mark == "kept" else set(cell.tied or (cell.lr,))
+        entries = [kept_text(v, lr in marked, mark=mark) for lr, v in cell.validation.items()]
         rows.append([task, label, *entries])
     return rows
 

@@ -124,3 +124,14 @@ def test_verdicts_become_text_values_and_table_rows() -> None:
     rows = verdict_rows(verdicts)
     assert [row["claim"] for row in rows] == [v.conclusion.claim for v in verdicts.values()]
     assert all(row["verdict"] in ("robust", "conditional", "contradicted") for row in rows)
+
+
+def test_labels_are_unique_and_past_the_length_reads_new_positions() -> None:
+    from posenc.book.findings import past_the_length
+
+    labels = [item.conclusion.label for item in FINDINGS]
+    assert all(labels) and len(set(labels)) == len(labels)  # the explorers offer findings by label
+    assert past_the_length(finding("t5>rope new@32")) and past_the_length(finding("modular ft best copy_offset"))
+    assert not past_the_length(finding("alibi fails copy_half"))  # accuracy at the training length
+    with pytest.raises(TypeError, match="item must be a Finding"):
+        past_the_length("t5>rope new@32")  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from posenc.robustness import (
     is_bimodal,
     tied_rates,
     verdict_phrase,
+    where_it_holds,
 )
 
 RATES = (1e-3, 3e-3, 1e-2)
@@ -229,3 +230,28 @@ def test_failures_at_several_rates_of_one_side_are_named_together_and_other_patt
     verdict = evaluate(t5_beats_rope, runs)
     assert verdict.where_it_fails == ("fails with t5_bias at learning rate 1e-3, with rope at learning rate 3e-3 (reversed); "
                                       "with t5_bias at learning rate 1e-3, with rope at learning rate 1e-2 (reversed)")
+
+
+def test_where_it_holds_names_each_task_and_anchor_once() -> None:
+    """Two tasks x two anchors: robust on one task, reversed by the anchor on the other, mixed over rates."""
+
+    def score(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        rope = 0.8 if (not anchor or lr != 1e-3) else 0.2
+        return {"val_accuracy": 1.0, "new@32": (rope if scheme == "rope" else 0.5) + noise(seed)}
+
+    def second_task(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        rope = 0.8 if not anchor else 0.2
+        return {"val_accuracy": 1.0, "new@32": (rope if scheme == "rope" else 0.5) + noise(seed)}
+
+    runs = grid(score, rates=(1e-3, 3e-3)) + grid(second_task, tasks=("marker_recall",), rates=(1e-3, 3e-3))
+    both = Conclusion("rope>none", "", Side("rope", "new@32"), Side("none", "new@32"),
+                      tasks=("copy_offset", "marker_recall"))
+    verdict = evaluate(both, runs)
+    assert verdict.kind == "conditional"
+    assert where_it_holds(verdict) == (
+        "in every setting on copy-offset without an anchor and on marker-recall without an anchor; "
+        "in 2 of 4 on copy-offset with an anchor; in none on marker-recall with an anchor")
+    robust = evaluate(ROPE_BEATS_NONE, [r for r in runs if not r.config["bos_token"]])
+    assert robust.kind == "robust" and where_it_holds(robust) == "in every setting"
+    with pytest.raises(TypeError, match="verdict"):
+        where_it_holds("robust")  # type: ignore[arg-type]

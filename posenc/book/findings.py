@@ -38,6 +38,7 @@ __all__ = [
     "SCALE",
     "finding",
     "findings_in",
+    "past_the_length",
     "evaluate_finding",
     "evaluate_findings",
     "prose_name",
@@ -299,6 +300,14 @@ def findings_in(chapter: str) -> list[Finding]:
     chapters = sorted({c for f in FINDINGS for c in f.chapters})
     check_choice("chapter", chapter, chapters)
     return [f for f in FINDINGS if chapter in f.chapters]
+
+
+def past_the_length(item: Finding) -> bool:
+    """Whether a finding reads scores past the training length (a ``new@``/``ft_new@``/``new_exact@``
+    metric on either side) rather than at it."""
+    check_instance("item", item, Finding, what="a Finding")
+    sides = (item.conclusion.better, item.conclusion.worse)
+    return any(isinstance(side, Side) and "new" in side.metric.partition("@")[0] for side in sides)
 
 
 Loader = Callable[[str], Sequence[RunResult]]
