@@ -74,6 +74,8 @@ __all__ = [
     "side_values",
     "verdict_phrase",
     "where_it_holds",
+    "map_cell",
+    "map_rows",
     "rate_text",
 ]
 
@@ -632,6 +634,57 @@ def where_it_holds(verdict: Verdict) -> str:
     if none_:
         parts.append("in none " + _and_list(none_))
     return "; ".join(parts)
+
+
+#: How a cell of the robustness map reads: every setting holds, none (reversed in some), none, or k of n.
+HOLDS_EVERYWHERE, REVERSED, HOLDS_NOWHERE = "\u2713", "\u21ba", "\u2717"
+
+
+def map_cell(results: Sequence[SettingResult]) -> str:
+    """One cell of the robustness map for the settings of one group: ``"✓"`` where the conclusion
+    holds in all of them, ``"↺"`` where it holds in none and is reversed in some, ``"✗"`` where
+    it holds in none, ``"k/n"`` where in some; ``""`` for a group it claims nothing about.
+    Symbols, not colours, so the map reads the same in print, in grey and in dark mode."""
+    if isinstance(results, str | bytes) or not isinstance(results, Sequence):
+        raise TypeError(f"results must be a sequence of SettingResults, got {results!r}")
+    for i, result in enumerate(results):
+        check_instance(f"results[{i}]", result, SettingResult, what="a SettingResult (Verdict.results)")
+    if not results:
+        return ""
+    holds = sum(r.holds for r in results)
+    if holds == len(results):
+        return HOLDS_EVERYWHERE
+    if holds == 0:
+        return REVERSED if any(r.comparison.status == "reversed" for r in results) else HOLDS_NOWHERE
+    return f"{holds}/{len(results)}"
+
+
+def _group(setting: Mapping[str, Any]) -> str:
+    """A setting's column in the map: its task, and its anchor if it has one (``"copy-offset, anchor"``)."""
+    label = str(setting.get("task", "")).replace("_", "-")
+    if "anchor" in setting:
+        label += ", anchor" if setting["anchor"] else ", no anchor"
+    return label
+
+
+def map_rows(verdicts: Sequence[Verdict]) -> tuple[list[str], list[list[str]]]:
+    """The robustness map as a table: one row per conclusion (its label, its verdict, then one
+    :func:`map_cell` per group of settings: a task, with or without an anchor), so one glance
+    says what holds where.
+
+    Returns:
+        ``(headers, rows)``: headers ``["conclusion", "verdict", group, ...]``, groups in the
+        order the verdicts meet them.
+    """
+    if isinstance(verdicts, str | bytes) or not isinstance(verdicts, Sequence) or not verdicts:
+        raise TypeError(f"verdicts must be a non-empty sequence of Verdicts (evaluate(...)), got {verdicts!r}")
+    for i, verdict in enumerate(verdicts):
+        check_instance(f"verdicts[{i}]", verdict, Verdict, what="a Verdict (evaluate(...))")
+    groups = list(dict.fromkeys(_group(r.setting) for v in verdicts for r in v.results))
+    rows = [[v.conclusion.label or v.conclusion.claim, v.kind,
+             *(map_cell([r for r in v.results if _group(r.setting) == group]) for group in groups)]
+            for v in verdicts]
+    return ["conclusion", "verdict", *groups], rows
 
 
 def _and_list(items: Sequence[str]) -> str:

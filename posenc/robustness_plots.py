@@ -18,7 +18,7 @@ from typing import Any
 from posenc.checks import check_choice, check_instance, check_mapping, check_text
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import heatmap, new_figure
-from posenc.robustness import STANDARD_ERRORS, SettingResult, Verdict, verdict_phrase
+from posenc.robustness import STANDARD_ERRORS, SettingResult, Verdict, map_cell, verdict_phrase
 
 __all__ = ["robustness_map", "conclusion_explorer", "group_label", "setting_label"]
 
@@ -73,15 +73,7 @@ def _cell(results: Sequence[SettingResult]) -> tuple[float, str]:
     (drawn as a gap) where the conclusion claims nothing about the group."""
     if not results:
         return math.nan, ""
-    holds = sum(r.holds for r in results)
-    reversed_ = sum(r.comparison.status == "reversed" for r in results)
-    if holds == len(results):
-        text = "✓"
-    elif holds == 0:
-        text = "↺" if reversed_ else "✗"
-    else:
-        text = f"{holds}/{len(results)}"
-    return holds / len(results), text
+    return sum(r.holds for r in results) / len(results), map_cell(results)
 
 
 def robustness_map(verdicts: Sequence[Verdict], *, title: str = "What holds where") -> Any:

@@ -16,6 +16,8 @@ from posenc.robustness import (
     evaluate,
     is_bimodal,
     tied_rates,
+    map_cell,
+    map_rows,
     verdict_phrase,
     where_it_holds,
 )
@@ -255,3 +257,28 @@ def test_where_it_holds_names_each_task_and_anchor_once() -> None:
     assert robust.kind == "robust" and where_it_holds(robust) == "in every setting"
     with pytest.raises(TypeError, match="verdict"):
         where_it_holds("robust")  # type: ignore[arg-type]
+
+
+def test_the_map_as_a_table_names_each_group_with_a_symbol() -> None:
+    """Robust on one task; reversed by the anchor on another; mixed over rates: the table shows each."""
+
+    def score(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        rope = 0.8 if (not anchor or lr != 1e-3) else 0.2
+        return {"val_accuracy": 1.0, "new@32": (rope if scheme == "rope" else 0.5) + noise(seed)}
+
+    def second_task(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        return {"val_accuracy": 1.0, "new@32": ((0.8 if not anchor else 0.2) if scheme == "rope" else 0.5) + noise(seed)}
+
+    runs = grid(score, rates=(1e-3, 3e-3)) + grid(second_task, tasks=("marker_recall",), rates=(1e-3, 3e-3))
+    content = Conclusion("rope>none mr", "RoPE beats no encoding on the content lookup", Side("rope", "new@32"),
+                         Side("none", "new@32"), tasks=("marker_recall",), label="RoPE > NoPE, marker recall")
+    headers, rows = map_rows([evaluate(ROPE_BEATS_NONE, runs), evaluate(content, runs)])
+    assert headers == ["conclusion", "verdict", "copy-offset, no anchor", "copy-offset, anchor",
+                       "marker-recall, no anchor", "marker-recall, anchor"]
+    assert rows == [["RoPE scores more new positions than no encoding", "conditional", "\u2713", "2/4", "", ""],
+                    ["RoPE > NoPE, marker recall", "conditional", "", "", "\u2713", "\u21ba"]]
+    assert map_cell([]) == ""
+    with pytest.raises(TypeError, match="verdicts must be a non-empty sequence"):
+        map_rows([])
+    with pytest.raises(TypeError, match=r"results\[0\] must be"):
+        map_cell(["holds"])  # type: ignore[list-item]

@@ -85,6 +85,15 @@ class Finding:
         return self.conclusion.key
 
 
+#: How the map and the explorers name a scheme (its run label otherwise).
+SHOWN_NAMES = {"none": "NoPE", "sinusoidal": "sinusoid", "learned (bert)": "learned table", "rope": "RoPE",
+               "alibi": "ALiBi", "t5_bias": "T5"}
+
+
+def _shown(label: str) -> str:
+    return SHOWN_NAMES.get(label, label)
+
+
 def _side(label: str, metric: str, strategy: str | None = None, /, **where: object) -> Side:
     return Side(label, metric, strategy, dict(where))
 
@@ -109,7 +118,7 @@ def _suite_findings() -> list[Finding]:
         # -- at the training length
         *[_finding(f"{label} learns {task}", f"{label} learns {task} at the training length",
                    _side(label, "accuracy"), SOLVED_LEVEL, (task,), grids=suite, chapters=(CH6, CH7, CH9),
-                   label=f"{label} learns {task.replace('_', '-')}")
+                   label=f"{_shown(label)} learns {task.replace('_', '-')}")
           for label in ("sinusoidal", "learned (bert)", "rope") for task in CAUSAL_TASKS],
         _finding("alibi fails copy_half", "ALiBi does not learn the absolute rule at the training length",
                  SOLVED_LEVEL, _side("alibi", "accuracy"), ("copy_half",), grids=suite, chapters=(CH6, CH7, CH9, CH10),
@@ -153,12 +162,12 @@ def _suite_findings() -> list[Finding]:
         # -- past the training length: relative schemes
         *[_finding(f"{label}>sinusoid new@32", f"{label} keeps more new positions than the sinusoid",
                    _side(label, "new@32"), _side("sinusoidal", "new@32"), ("copy_offset", "marker_recall"),
-                   grids=suite, chapters=(CH7, CH9, CH10), margin=0.1, label=f"{label} > sinusoid at 2×")
+                   grids=suite, chapters=(CH7, CH9, CH10), margin=0.1, label=f"{_shown(label)} > sinusoid at 2×")
           for label in ("rope", "alibi", "t5_bias")],
         *[_finding(f"{label}>modular new@32", f"{label} keeps more new positions than the wrapped learned table",
                    _side(label, "new@32"), _side("learned (bert)", "new@32", "modular"),
                    ("copy_offset", "marker_recall"), grids=suite, chapters=(CH7,), margin=0.1,
-                   label=f"{label} > wrapped table")
+                   label=f"{_shown(label)} > wrapped table")
           for label in ("rope", "t5_bias")],
         _finding("alibi holds new@64", "ALiBi keeps the local rule and the content lookup at four times the length",
                  _side("alibi", "new@64"), SOLVED_LEVEL, ("copy_offset", "marker_recall"), grids=suite,
@@ -174,7 +183,7 @@ def _suite_findings() -> list[Finding]:
                  chapters=(CH7, CH9, CH10), label="T5 > RoPE at 2×"),
         _finding("none>rope marker_recall new@32", "on the content lookup no encoding beats RoPE past the length",
                  _side("none", "new@32"), _side("rope", "new@32"), ("marker_recall",), grids=suite,
-                 chapters=(CH7, CH10), label="NoPE > RoPE, marker recall"),
+                 chapters=(CH7, CH9, CH10), label="NoPE > RoPE, marker recall"),
         _finding("alibi>rope new@64", "ALiBi keeps more new positions than RoPE at four times the length",
                  _side("alibi", "new@64"), _side("rope", "new@64"), ("copy_offset", "marker_recall"), grids=suite,
                  chapters=(CH9, CH10), label="ALiBi > RoPE at 4×"),
@@ -186,7 +195,7 @@ def _suite_findings() -> list[Finding]:
                  chapters=(CH7, CH9, CH10), label="best absolute < 0.9"),
         *[_finding(f"{label} fails copy_half new@32", f"{label} does not keep the absolute rule at twice the length",
                    SOLVED_LEVEL, _side(label, "new@32"), ("copy_half",), grids=suite, chapters=(CH7, CH9, CH10),
-                   label=f"{label} fails copy-half at 2×")
+                   label=f"{_shown(label)} fails copy-half at 2×")
           for label in ("none", "rope", "alibi", "t5_bias")],
     ]
     return found
@@ -229,7 +238,7 @@ def _arm_findings() -> list[Finding]:
     return [
         *[_finding(f"varied lengths help {label}", f"training on lengths 4 to 16 helps {label} past the length",
                    _side(label, "new@32", **varied), _side(label, "new@32", **fixed), CAUSAL_TASKS, grids=grids,
-                   chapters=(CH7,), margin=0.05, over=("lr",), label=f"varied lengths help {label}")
+                   chapters=(CH7,), margin=0.05, over=("lr",), label=f"varied lengths help {_shown(label)}")
           for label in ("none", "rope", "alibi", "t5_bias", "sinusoidal")],
         # A learned table trained at positions up to 128 has rows for every test position; the
         # same table trained at 0..15 is read past its rows with wrapping (its best on the local rule).
@@ -237,7 +246,7 @@ def _arm_findings() -> list[Finding]:
                    f"training on randomized positions lets {label} keep new positions",
                    _side(label, "new@32", **randomized),
                    _side(label, "new@32", "modular" if label == "learned (bert)" else None, **fixed), CAUSAL_TASKS,
-                   grids=grids, chapters=(CH7,), margin=0.1, over=("lr",), label=f"random positions help {label}")
+                   grids=grids, chapters=(CH7,), margin=0.1, over=("lr",), label=f"random positions help {_shown(label)}")
           for label in ("sinusoidal", "learned (bert)", "rope")],
         _finding("varied lengths: none>t5 exact", "with varied lengths no encoding beats T5's buckets on whole sequences",
                  _side("none", "new_exact@32", **varied), _side("t5_bias", "new_exact@32", **varied), CAUSAL_TASKS,
@@ -255,12 +264,12 @@ def _scale_findings() -> list[Finding]:
     return [
         *[_finding(f"{label} learns at matched scale", f"{label} learns with little data once the tokens match its scale",
                    _side(label, "accuracy", token_init_std=0.02), SOLVED_LEVEL, ("copy_offset",), grids=grid,
-                   chapters=(CH6, CH8, CH9), over=("lr",), label=f"{label}, matched scale")
+                   chapters=(CH6, CH8, CH9), over=("lr",), label=f"{_shown(label)}, matched scale")
           for label in tables],
         *[_finding(f"{label} matched>mismatched", f"matching the scales is what makes {label} learn with little data",
                    _side(label, "accuracy", token_init_std=0.02), _side(label, "accuracy", token_init_std=1.0),
                    ("copy_offset",), grids=grid, chapters=(CH6, CH8, CH9), margin=0.1, over=("lr",),
-                   label=f"{label}: matched > mismatched")
+                   label=f"{_shown(label)}: matched > mismatched")
           for label in tables],
         _finding("large random table learns", "a random table at the tokens' scale (std 1) learns with little data",
                  _side("learned (normal)", "accuracy"), SOLVED_LEVEL, ("copy_offset",), grids=grid,
