@@ -23,7 +23,7 @@ code bases do it:
 * ``"uniform"``: ``U(-0.1, 0.1)``, a common generic choice (std ``0.1 / sqrt(3)``).
 * ``"sinusoidal"``: start from the fixed sinusoidal table of Vaswani et al. (2017), then train.
 
-Two more are accepted (:data:`INIT_CHOICES`), both from fairseq:
+Three more are accepted (:data:`INIT_CHOICES`), two from fairseq and one for scale experiments:
 
 * ``"roberta"``: normal, std 0.02 (:data:`ROBERTA_INIT_STD`). fairseq's RoBERTa applies
   ``init_bert_params`` to the whole model after building it, which re-draws every
@@ -32,6 +32,9 @@ Two more are accepted (:data:`INIT_CHOICES`), both from fairseq:
 * ``"fairseq"``: normal, std ``d_model ** -0.5``: the default of fairseq's
   ``PositionalEmbedding(..., learned=True)``, which is what its translation Transformers
   keep when they use learned positions (RoBERTa overwrites it, see above).
+* ``"normal"``: normal, std 1: a random table at the scale of token embeddings drawn from
+  ``N(0, 1)`` (the scale the paper's ``sqrt(d_model)`` multiplier gives its embeddings, and
+  the book's default ``token_init_std``), to separate a table's scale from its structure.
 
 fairseq (RoBERTa included) also reserves the first ``padding_idx + 1`` rows of the table
 (see :func:`offset_position_ids`); this module does not model that padding row.
@@ -86,7 +89,7 @@ __all__ = [
 #: The four initialisations the book compares, in the order it discusses them.
 INIT_STRATEGIES = ("bert", "gpt2", "uniform", "sinusoidal")
 #: Every initialisation the module accepts: the four above, then fairseq's two.
-INIT_CHOICES = INIT_STRATEGIES + ("roberta", "fairseq")
+INIT_CHOICES = INIT_STRATEGIES + ("roberta", "fairseq", "normal")
 
 #: Std parameter of BERT's truncated normal (``initializer_range`` in BERT's config).
 BERT_INIT_STD = 0.02
@@ -107,6 +110,7 @@ INIT_DESCRIPTIONS: dict[str, str] = {
     "sinusoidal": "the sinusoidal table (Vaswani et al., 2017), then trained",
     "roberta": f"normal, std {ROBERTA_INIT_STD} (RoBERTa: fairseq's init_bert_params)",
     "fairseq": "normal, std d_model^-1/2 (fairseq's learned-position default, translation models)",
+    "normal": "normal, std 1 (the scale of token embeddings drawn from N(0, 1))",
 }
 
 
@@ -152,6 +156,8 @@ def init_scale(init: str, d_model: int | None = None) -> float:
         return GPT2_INIT_STD
     if init == "uniform":
         return UNIFORM_BOUND / math.sqrt(3.0)
+    if init == "normal":
+        return 1.0
     return 1.0 / math.sqrt(2.0)
 
 
@@ -185,6 +191,8 @@ def init_table_(weight: torch.Tensor, init: str, *, generator: torch.Generator |
         nn.init.normal_(weight, std=ROBERTA_INIT_STD, generator=generator)
     elif init == "fairseq":
         nn.init.normal_(weight, std=weight.shape[1] ** -0.5, generator=generator)
+    elif init == "normal":
+        nn.init.normal_(weight, std=1.0, generator=generator)
     else:
         max_len, d_model = weight.shape
         weight.copy_(sinusoidal_table(max_len, d_model))

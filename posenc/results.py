@@ -44,7 +44,9 @@ from posenc.checks import (
 )
 
 __all__ = [
+    "LATER_FIELD_DEFAULTS",
     "RunResult",
+    "config_value",
     "save_results",
     "load_results",
     "scheme_label",
@@ -194,6 +196,33 @@ def load_results(path: str | Path) -> tuple[list[RunResult], dict[str, Any]]:
 
 
 # -- labels and choosing runs -----------------------------------------------------------------------
+#: Config fields added after the first stored grids, with their defaults: a stored config
+#: leaves a field out when it has its default, so its hash (the grid cache key) stays the same.
+LATER_FIELD_DEFAULTS: dict[str, Any] = {"bos_token": False, "score_new_positions": False, "validation_examples": 0,
+                                        "finetune_steps": 0, "finetune_len": None, "finetune_lr": 1e-3,
+                                        "rope_scalings": (), "exact_match": False, "min_seq_len": None,
+                                        "random_positions": None, "curriculum_steps": None}
+
+
+def config_value(config: Mapping[str, Any], name: str) -> Any:
+    """A stored config's value of field ``name``, with a later field's default where it was left out.
+
+    Example: ``config_value(run.config, "bos_token")`` is ``False`` for a run stored before anchors existed.
+
+    Raises:
+        ValueError: ``name`` is neither in ``config`` nor a later field (a misspelled field would
+            otherwise read as missing and match nothing, or everything).
+    """
+    check_mapping("config", config, min_len=1, what="a stored config (a dict of its fields)")
+    check_text("name", name, empty=False)
+    if name in config:
+        return config[name]
+    if name in LATER_FIELD_DEFAULTS:
+        return LATER_FIELD_DEFAULTS[name]
+    raise ValueError(f"name {name!r} is not a field of this config; it has {sorted(config)} "
+                     f"(and, at their defaults when left out, {sorted(LATER_FIELD_DEFAULTS)})")
+
+
 def scheme_label(scheme: str, position_options: Mapping[str, Any] | None = None, combine: str = "add") -> str:
     """A short human-readable name, e.g. ``"learned (gpt2)"`` or ``"sinusoidal, concat"``."""
     check_text("scheme", scheme, empty=False)

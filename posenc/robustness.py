@@ -55,7 +55,7 @@ from posenc.checks import (
     check_text,
     check_text_sequence,
 )
-from posenc.results import RunResult, check_results, run_label
+from posenc.results import RunResult, check_results, config_value, run_label
 
 __all__ = [
     "SOLVED",
@@ -73,6 +73,10 @@ __all__ = [
     "evaluate",
     "side_values",
     "verdict_phrase",
+    "where_it_holds",
+    "map_cell",
+    "map_rows",
+    "rate_text",
 ]
 
 #: Accuracy at which a seed counts as having solved a task (for bimodal cells).
@@ -98,7 +102,8 @@ class Side:
         strategy: read ``metric:strategy`` where the runs have it (a learned table's
             workaround, a RoPE scaling), else ``metric``.
         where: extra config values the runs must have, e.g. ``{"random_positions": 128}``;
-            a field missing from a config counts as ``None``.
+            a field missing from a stored config has its default
+            (:func:`posenc.results.config_value`; ``None`` for an unknown field).
     """
 
     label: str
@@ -440,9 +445,9 @@ def _matches(run: RunResult, task: str, side: Side, anchor: bool | None) -> bool
     config = run.config
     if config.get("task") != task or run_label(run) != side.label:
         return False
-    if anchor is not None and bool(config.get("bos_token", False)) != anchor:
+    if anchor is not None and bool(config_value(config, "bos_token")) != anchor:
         return False
-    return all(config.get(name) == value for name, value in side.where.items())
+    return all(config_value(config, name) == value for name, value in side.where.items())
 
 
 def _cells(results: Sequence[RunResult], task: str, side: Side, anchors: Sequence[bool | None]
@@ -529,41 +534,59 @@ def _same_models(a: Side, b: Side) -> bool:
 def _verdict(conclusion: Conclusion, settings: list[SettingResult]) -> Verdict:
     holds = sum(r.holds for r in settings)
     kind: Kind = "robust" if holds == len(settings) else "contradicted" if holds == 0 else "conditional"
-    return Verdict(conclusion, kind, tuple(settings), "" if kind == "robust" else _where_it_fails(settings))
+    return Verdict(conclusion, kind, tuple(settings), "" if kind == "robust" else _where_it_fails(conclusion, settings))
 
 
 # -- words ---------------------------------------------------------------------------------------
-def _value_text(name: str, value: Any) -> str:
+def rate_text(lr: float) -> str:
+    """A learning rate as the book writes it: ``3e-4``, ``1e-2``."""
+    lr = check_real("lr", lr, low=0.0, low_open=True, what="a learning rate")
+    mantissa, exponent = f"{lr:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _or_list(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _values_text(conclusion: Conclusion, name: str, values: Sequence[Any]) -> str:
+    """Words for one setting dimension at one or more values, e.g. ``"with rope at learning rate 3e-4 or 1e-3"``."""
     if name == "anchor":
-        return "with an anchor" if value else "without an anchor"
+        return "with an anchor" if values[0] else "without an anchor"
     if name == "task":
-        return f"on {value}"
+        return "on " + _or_list([str(v).replace("_", "-") for v in values])
     if name in ("lr", "lr_worse"):
-        return f"at learning rate {value:g}" if name == "lr" else f"against learning rate {value:g}"
-    return f"{name}={value}"
+        rates = _or_list([rate_text(v) for v in sorted(values)])
+        sides = [side for side in (conclusion.better, conclusion.worse) if isinstance(side, Side)]
+        paired = len(sides) == 1 or _same_models(sides[0], sides[-1])
+        if paired:
+            return f"at learning rate {rates}"
+        side = sides[0] if name == "lr" else sides[1]
+        return f"with {side.label} at learning rate {rates}"
+    return f"{name} = " + _or_list([str(v) for v in values])
 
 
-def _where_it_fails(settings: Sequence[SettingResult]) -> str:
+def _where_it_fails(conclusion: Conclusion, settings: Sequence[SettingResult]) -> str:
     """Name the failing settings as briefly as the data allow.
 
-    If one dimension's value separates the settings exactly (every failure has it, no
-    success does), the phrase is ``"fails <value>"`` (e.g. ``"fails with an anchor"``);
-    otherwise the failing settings are listed.
+    If one dimension's values separate the settings exactly (no value occurs among both the
+    failures and the successes), the phrase names the failing values of that dimension, e.g.
+    ``"fails with an anchor"`` or ``"fails with rope at learning rate 3e-4, 1e-3 or 3e-3"``;
+    otherwise it lists up to three failing settings and counts the rest.
     """
     failing = [r for r in settings if not r.holds]
     passing = [r for r in settings if r.holds]
     names = list(dict.fromkeys(name for r in settings for name in r.setting))
     for name in names:
-        values = {r.setting.get(name) for r in failing}
-        if len(values) == 1:
-            value = next(iter(values))
-            if passing and all(r.setting.get(name) != value for r in passing):
-                return f"fails {_value_text(name, value)}"
-    parts = []
-    for r in failing:
-        words = " ".join(_value_text(n, v) for n, v in r.setting.items())
-        parts.append(f"{words} ({r.comparison.status})")
-    return "fails " + "; ".join(parts)
+        failed = list(dict.fromkeys(r.setting.get(name) for r in failing))
+        passed = {r.setting.get(name) for r in passing}
+        if passing and not passed & set(failed):
+            return "fails " + _values_text(conclusion, name, failed)
+    varied = [n for n in names if len({r.setting.get(n) for r in settings}) > 1]
+    parts = [", ".join(_values_text(conclusion, n, [r.setting.get(n)]) for n in varied) + f" ({r.comparison.status})"
+             for r in failing[:3]]
+    more = f"; and {len(failing) - 3} more" if len(failing) > 3 else ""
+    return "fails " + "; ".join(parts) + more
 
 
 def verdict_phrase(verdict: Verdict) -> str:
@@ -578,6 +601,94 @@ def verdict_phrase(verdict: Verdict) -> str:
         reversed_part = f" (reversed in {verdict.reversed_in})" if verdict.reversed_in else ""
         return f"contradicted: holds in none of {n} settings{reversed_part}"
     return f"conditional: holds in {verdict.holds_in} of {n} settings; {verdict.where_it_fails}"
+
+
+def _group_text(conclusion: Conclusion, setting: Mapping[str, Any]) -> str:
+    """A setting's task and anchor in words: ``"on copy-offset with an anchor"``."""
+    return " ".join(_values_text(conclusion, name, [setting[name]]) for name in ("task", "anchor") if name in setting)
+
+
+def where_it_holds(verdict: Verdict) -> str:
+    """Where a verdict holds, by task and anchor (the columns of the robustness map), in words.
+
+    Each group of settings (one task, with or without an anchor; its settings are the tied
+    learning rates) is named once: where the conclusion holds at every rate, at some (``k of
+    n``), and at none, e.g. ``"in every setting on marker-recall with an anchor; in 3 of 16 on
+    copy-offset with an anchor; in none on copy-offset without an anchor"`` (a setting there
+    is a learning rate, or a pair of rates when two schemes are compared). A robust verdict
+    gives ``"in every setting"``.
+    """
+    check_instance("verdict", verdict, Verdict, what="a Verdict (evaluate(...))")
+    if verdict.kind == "robust":
+        return "in every setting"
+    groups: dict[str, list[SettingResult]] = {}
+    for result in verdict.results:
+        groups.setdefault(_group_text(verdict.conclusion, result.setting), []).append(result)
+    every = [g for g, rs in groups.items() if all(r.holds for r in rs)]
+    some = [(g, rs) for g, rs in groups.items() if 0 < sum(r.holds for r in rs) < len(rs)]
+    none_ = [g for g, rs in groups.items() if not any(r.holds for r in rs)]
+    parts = []
+    if every:
+        parts.append("in every setting " + _and_list(every))
+    parts += [f"in {sum(r.holds for r in rs)} of {len(rs)} {g}" for g, rs in some]
+    if none_:
+        parts.append("in none " + _and_list(none_))
+    return "; ".join(parts)
+
+
+#: How a cell of the robustness map reads: every setting holds, none (reversed in some), none, or k of n.
+HOLDS_EVERYWHERE, REVERSED, HOLDS_NOWHERE = "\u2713", "\u21ba", "\u2717"
+
+
+def map_cell(results: Sequence[SettingResult]) -> str:
+    """One cell of the robustness map for the settings of one group: ``"✓"`` where the conclusion
+    holds in all of them, ``"↺"`` where it holds in none and is reversed in some, ``"✗"`` where
+    it holds in none, ``"k/n"`` where in some; ``""`` for a group it claims nothing about.
+    Symbols, not colours, so the map reads the same in print, in grey and in dark mode."""
+    if isinstance(results, str | bytes) or not isinstance(results, Sequence):
+        raise TypeError(f"results must be a sequence of SettingResults, got {results!r}")
+    for i, result in enumerate(results):
+        check_instance(f"results[{i}]", result, SettingResult, what="a SettingResult (Verdict.results)")
+    if not results:
+        return ""
+    holds = sum(r.holds for r in results)
+    if holds == len(results):
+        return HOLDS_EVERYWHERE
+    if holds == 0:
+        return REVERSED if any(r.comparison.status == "reversed" for r in results) else HOLDS_NOWHERE
+    return f"{holds}/{len(results)}"
+
+
+def _group(setting: Mapping[str, Any]) -> str:
+    """A setting's column in the map: its task, and its anchor if it has one (``"copy-offset, anchor"``)."""
+    label = str(setting.get("task", "")).replace("_", "-")
+    if "anchor" in setting:
+        label += ", anchor" if setting["anchor"] else ", no anchor"
+    return label
+
+
+def map_rows(verdicts: Sequence[Verdict]) -> tuple[list[str], list[list[str]]]:
+    """The robustness map as a table: one row per conclusion (its label, its verdict, then one
+    :func:`map_cell` per group of settings: a task, with or without an anchor), so one glance
+    says what holds where.
+
+    Returns:
+        ``(headers, rows)``: headers ``["conclusion", "verdict", group, ...]``, groups in the
+        order the verdicts meet them.
+    """
+    if isinstance(verdicts, str | bytes) or not isinstance(verdicts, Sequence) or not verdicts:
+        raise TypeError(f"verdicts must be a non-empty sequence of Verdicts (evaluate(...)), got {verdicts!r}")
+    for i, verdict in enumerate(verdicts):
+        check_instance(f"verdicts[{i}]", verdict, Verdict, what="a Verdict (evaluate(...))")
+    groups = list(dict.fromkeys(_group(r.setting) for v in verdicts for r in v.results))
+    rows = [[v.conclusion.label or v.conclusion.claim, v.kind,
+             *(map_cell([r for r in v.results if _group(r.setting) == group]) for group in groups)]
+            for v in verdicts]
+    return ["conclusion", "verdict", *groups], rows
+
+
+def _and_list(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 # -- argument checks -----------------------------------------------------------------------------

@@ -11,13 +11,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from posenc.checks import check_choice, check_instance, check_mapping, check_text
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import heatmap, new_figure
-from posenc.robustness import STANDARD_ERRORS, SettingResult, Verdict, verdict_phrase
+from posenc.robustness import STANDARD_ERRORS, SettingResult, Verdict, map_cell, verdict_phrase
 
 __all__ = ["robustness_map", "conclusion_explorer", "group_label", "setting_label"]
 
@@ -67,19 +68,12 @@ def _groups(verdicts: Sequence[Verdict]) -> list[str]:
     return list(dict.fromkeys(group_label(r.setting) for v in verdicts for r in v.results))
 
 
-def _cell(results: Sequence[SettingResult]) -> tuple[float | None, str]:
-    """(share of settings that hold, cell text) for one conclusion's settings in one group."""
+def _cell(results: Sequence[SettingResult]) -> tuple[float, str]:
+    """(share of settings that hold, cell text) for one conclusion's settings in one group; NaN
+    (drawn as a gap) where the conclusion claims nothing about the group."""
     if not results:
-        return None, ""
-    holds = sum(r.holds for r in results)
-    reversed_ = sum(r.comparison.status == "reversed" for r in results)
-    if holds == len(results):
-        text = "✓"
-    elif holds == 0:
-        text = "↺" if reversed_ else "✗"
-    else:
-        text = f"{holds}/{len(results)}"
-    return holds / len(results), text
+        return math.nan, ""
+    return sum(r.holds for r in results) / len(results), map_cell(results)
 
 
 def robustness_map(verdicts: Sequence[Verdict], *, title: str = "What holds where") -> Any:
@@ -95,7 +89,7 @@ def robustness_map(verdicts: Sequence[Verdict], *, title: str = "What holds wher
     verdicts = _check_verdicts(verdicts)
     check_text("title", title)
     groups = _groups(verdicts)
-    z: list[list[float | None]] = []
+    z: list[list[float]] = []
     text: list[list[str]] = []
     for verdict in verdicts:
         row, labels = [], []
@@ -105,7 +99,7 @@ def robustness_map(verdicts: Sequence[Verdict], *, title: str = "What holds wher
             labels.append(label)
         z.append(row)
         text.append(labels)
-    rows = [f"{v.conclusion.claim} [{v.kind}]" for v in verdicts]
+    rows = [f"{v.conclusion.label or v.conclusion.claim} [{v.kind}]" for v in verdicts]
     fig = heatmap(
         z, x=groups, y=rows, title=title, x_title="setting (task, anchor)", y_title="",
         alt=("Grid of the stated conclusions (rows) against groups of settings (columns: task, with or without an "
@@ -139,22 +133,33 @@ def _frame(verdict: Verdict) -> Frame:
 
 
 def conclusion_explorer(verdicts: Sequence[Verdict], *, conclusion: str | None = None) -> Explorer:
-    """Explorer: choose a conclusion (by its key) and see its difference in every setting.
+    """Explorer: choose a conclusion (by its label) and see its difference in every setting.
 
     Each point is the mean difference (better − worse: accuracy, or share of solved seeds for
     bimodal cells) with two standard errors either side; the dashed line is the margin it must
     clear; the marker says the status (filled circle: holds, open square: unclear, cross:
     reversed).
 
+    Args:
+        verdicts: from :func:`posenc.robustness.evaluate`, with unique labels (or keys).
+        conclusion: the one shown first, by label or key (default: the first).
+
     Returns:
-        An Explorer with control ``conclusion``; trace 0 the settings, trace 1 the margin.
+        An Explorer with control ``conclusion`` (the labels); trace 0 the settings, trace 1 the margin.
     """
     verdicts = _check_verdicts(verdicts)
-    by_key = {v.conclusion.key: v for v in verdicts}
-    if len(by_key) != len(verdicts):
-        raise ValueError(f"conclusion keys must be unique, got {[v.conclusion.key for v in verdicts]}")
-    keys = list(by_key)
-    conclusion = keys[0] if conclusion is None else check_choice("conclusion", conclusion, keys)
+    # the reader picks by the short label (the key where a conclusion has none)
+    by_name = {v.conclusion.label or v.conclusion.key: v for v in verdicts}
+    if len(by_name) != len(verdicts):
+        raise ValueError(f"conclusion labels must be unique, got {[v.conclusion.label or v.conclusion.key for v in verdicts]}")
+    names = list(by_name)
+    keys = {v.conclusion.key: name for name, v in by_name.items()}
+    if conclusion is None:
+        conclusion = names[0]
+    else:
+        check_text("conclusion", conclusion, empty=False)
+        conclusion = keys.get(conclusion, conclusion)
+        check_choice("conclusion", conclusion, names)
     fig = new_figure(
         title="", x_title="setting", y_title="difference (better − worse)",
         alt=("Dot plot of one conclusion's difference between its two sides in every setting of its sensitivity "
@@ -170,8 +175,8 @@ def conclusion_explorer(verdicts: Sequence[Verdict], *, conclusion: str | None =
     fig.update_xaxes(tickangle=-30, automargin=True)
 
     def update(conclusion: str) -> Frame:
-        return _frame(by_key[conclusion])
+        return _frame(by_name[conclusion])
 
-    return Explorer(fig, update, [Control("conclusion", keys, default=conclusion, label="conclusion")],
+    return Explorer(fig, update, [Control("conclusion", names, default=conclusion, label="conclusion")],
                     caption="Choose a conclusion. Each point is one setting (task, anchor or not, learning rates "
                     "tied on validation); bars: two standard errors; dashed: the margin to clear.")

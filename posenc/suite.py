@@ -42,6 +42,7 @@ from posenc.checks import (
     check_text_sequence,
 )
 from posenc.results import RunResult, Series, check_results, curve, extrapolation_variants, run_label
+from posenc.robustness import rate_text, tied_rates
 from posenc.rope_scaling import METHOD_NAMES
 
 __all__ = [
@@ -56,8 +57,11 @@ __all__ = [
     "suite_variants",
     "variant_values",
     "learning_rate_spread",
+    "tied_range",
     "new_position_series",
     "suite_rows",
+    "tied_rows",
+    "range_text",
     "scaling_rows",
     "kept_text",
     "learning_rate_rows",
@@ -82,6 +86,8 @@ class SuiteCell:
         runs: the runs (one per seed) at that learning rate.
         validation: learning rate -> mean validation accuracy over its seeds.
         by_lr: learning rate -> its runs (every learning rate tried, for sensitivity checks).
+        tied: the learning rates validation cannot tell from the best one
+            (:func:`posenc.robustness.tied_rates`), smallest first; ``lr`` is one of them.
     """
 
     task: str
@@ -90,6 +96,7 @@ class SuiteCell:
     runs: tuple[RunResult, ...]
     validation: Mapping[float, float]
     by_lr: Mapping[float, tuple[RunResult, ...]]
+    tied: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,7 @@ class Outcome:
 
 
 def choose_learning_rates(
-    results: Sequence[RunResult], *, metric: str = "val_accuracy"
+    results: Sequence[RunResult], *, metric: str = "val_accuracy", anchor: bool | None = None
 ) -> dict[tuple[str, str], SuiteCell]:
     """Per task and scheme, the learning rate with the highest mean ``metric`` over seeds.
 
@@ -124,16 +131,29 @@ def choose_learning_rates(
     Args:
         results: runs of the suite grid (every cell with several learning rates and seeds).
         metric: the selection metric; every run must have it.
+        anchor: keep only the runs with (``True``) or without (``False``) an anchor token
+            (config ``bos_token``); ``None`` if the runs have one kind only.
 
     Returns:
         ``(task, label) -> SuiteCell``, in the grid's order.
 
     Raises:
-        ValueError: a run lacks ``metric``, or the learning rates of a cell were run with
-            different numbers of seeds (the comparison would not be fair).
+        ValueError: a run lacks ``metric``; the learning rates of a cell were run with
+            different numbers of seeds (the comparison would not be fair); or the runs mix
+            anchored and unanchored models and ``anchor`` does not say which to read.
     """
     results = check_results("results", results)
     check_text("metric", metric, empty=False)
+    if anchor is not None:
+        check_bool("anchor", anchor)
+    kinds = {bool(r.config.get("bos_token", False)) for r in results}
+    if anchor is None and len(kinds) > 1:
+        raise ValueError("results mix runs with and without an anchor token: pass anchor=True or anchor=False "
+                         "(pooling them would average two different models)")
+    if anchor is not None:
+        results = [r for r in results if bool(r.config.get("bos_token", False)) == anchor]
+        if not results:
+            raise ValueError(f"no run {'with' if anchor else 'without'} an anchor token")
     groups: dict[tuple[str, str], dict[float, list[RunResult]]] = {}
     for result in results:
         if metric not in result.metrics:
@@ -151,7 +171,8 @@ def choose_learning_rates(
         loss = {lr: statistics.fmean(r.metrics.get("final_loss", 0.0) for r in runs) for lr, runs in ordered.items()}
         best = max(validation, key=lambda lr: (validation[lr], -loss[lr], -lr))
         cells[task, label] = SuiteCell(task, label, best, tuple(by_lr[best]), validation,
-                                       {lr: tuple(runs) for lr, runs in ordered.items()})
+                                       {lr: tuple(runs) for lr, runs in ordered.items()},
+                                       tied_rates(ordered, metric=metric))
     return cells
 
 
@@ -223,6 +244,15 @@ def variant_values(cell: SuiteCell, metric: str, strategy: str | None = None) ->
             raise ValueError(f"{cell.task}/{cell.label} seed {result.seed} has no metric {key!r}")
         values.append(result.metrics[key])
     return values
+
+
+def tied_range(cell: SuiteCell, metric: str, strategy: str | None = None) -> tuple[float, float]:
+    """The lowest and highest mean ``metric`` over the cell's tied learning rates: what the
+    choice among rates that validation cannot separate leaves open."""
+    _check_metric_strategy(cell, metric, strategy)
+    means = [statistics.fmean(variant_values(replace(cell, runs=cell.by_lr[lr]), metric, strategy))
+             for lr in cell.tied or (cell.lr,)]
+    return min(means), max(means)
 
 
 def learning_rate_spread(cell: SuiteCell, metric: str, strategy: str | None = None) -> dict[float, float]:
@@ -362,21 +392,62 @@ def scaling_rows(
     return headers, rows
 
 
-def kept_text(value: float, kept: bool) -> str:
-    """``"0.855 (kept)"`` for the chosen learning rate's value, ``"0.855"`` otherwise.
+def range_text(low: float, high: float, *, digits: int = 3) -> str:
+    """``"0.714–0.990"``, or one number when both round to the same (``"1.000"``)."""
+    low, high = check_real("low", low), check_real("high", high)
+    digits = check_nonnegative_int("digits", digits)
+    if low > high:
+        raise ValueError(f"low must not exceed high, got low={low!r}, high={high!r}")
+    first, last = f"{low:.{digits}f}", f"{high:.{digits}f}"
+    return first if first == last else f"{first}\u2013{last}"
+
+
+def tied_rows(
+    cells: Mapping[tuple[str, str], SuiteCell], metrics: Sequence[str], *, task: str
+) -> list[list[str]]:
+    """Rows ``[scheme, tied rates, metric 1, metric 2, ...]`` for one task: each metric as the
+    range of its seed-mean over the learning rates validation cannot separate
+    (:func:`tied_range`, written with :func:`range_text`), so no arbitrary pick among them is shown.
+
+    Raises:
+        ValueError: ``task`` is not in ``cells``, or a metric no run holds.
+    """
+    _check_cells("cells", cells)
+    metrics = check_text_sequence("metrics", metrics, min_len=1)
+    held = {key.partition(":")[0] for cell in cells.values() for run in cell.runs for key in run.metrics}
+    missing = [metric for metric in metrics if metric not in held]
+    if missing:
+        raise ValueError(f"metrics has {missing}, which no run of cells holds; they hold {sorted(held)}")
+    check_choice("task", task, sorted({t for t, _ in cells}))
+    rows = []
+    for (cell_task, _), cell in cells.items():
+        if cell_task != task:
+            continue
+        rates = ", ".join(rate_text(lr) for lr in (cell.tied or (cell.lr,)))
+        for label, strategy in suite_variants(cell).items():
+            rows.append([label, rates] + [range_text(*tied_range(cell, m, strategy)) for m in metrics])
+    return rows
+
+
+def kept_text(value: float, kept: bool, *, mark: str = "kept") -> str:
+    """``"0.855 (kept)"`` for a marked learning rate's value, ``"0.855"`` otherwise.
 
     Plain text, because :func:`posenc.plots.html_table` escapes its cells.
     """
     value, kept = check_real("value", value), check_bool("kept", kept)
-    return f"{value:.3f}\u00a0(kept)" if kept else f"{value:.3f}"
+    mark = check_text("mark", mark, empty=False)
+    return f"{value:.3f}\u00a0({mark})" if kept else f"{value:.3f}"
 
 
-def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell]) -> list[list[str]]:
-    """Rows ``[task, scheme, validation accuracy at each lr...]``; the chosen one marked (:func:`kept_text`)."""
+def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell], *, mark: str = "kept") -> list[list[str]]:
+    """Rows ``[task, scheme, validation accuracy at each lr...]``, marking the chosen rate
+    (``mark="kept"``) or every rate validation cannot separate from it (``mark="tied"``)."""
     _check_cells("cells", cells)
+    check_choice("mark", mark, ["kept", "tied"])
     rows = []
     for (task, label), cell in cells.items():
-        entries = [kept_text(v, lr == cell.lr) for lr, v in cell.validation.items()]
+        marked = {cell.lr} if mark == "kept" else set(cell.tied or (cell.lr,))
+        entries = [kept_text(v, lr in marked, mark=mark) for lr, v in cell.validation.items()]
         rows.append([task, label, *entries])
     return rows
 

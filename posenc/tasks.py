@@ -359,6 +359,86 @@ class CopyHalfTask(_SymbolTask):
         return targets
 
 
+class PasskeyTask(Task):
+    """Passkey retrieval at a random depth (Mohtashami & Jaggi, 2023), as a token task.
+
+    A sequence of random filler symbols hides a key marker followed by ``n_digits`` digits
+    (the passkey) at a depth drawn uniformly over the whole input; the sequence ends with a
+    query marker followed by the passkey's digits, and the model must produce each digit at
+    the query's positions (the input there is the
+    previous digit, as in teacher-forced generation). Nothing else is labelled.
+
+    Every label sits at the end of the input, so on an input longer than the training length
+    every labelled position is new, and the key can be anywhere before it: the task measures
+    whether a model finds and copies content at any distance, the long-context test of real
+    models (needle in a haystack) on a scale a CPU can train.
+
+    Vocabulary: ``n_filler`` filler symbols, then the key marker, the query marker and ten
+    digits (outputs are the digits).
+
+    Args:
+        n_digits: length of the passkey.
+        n_filler: number of filler symbols.
+    """
+
+    name = "passkey"
+    kind = "long-range retrieval"
+
+    def __init__(self, n_digits: int = 3, n_filler: int = 16) -> None:
+        self.n_digits = check_positive_int("n_digits", n_digits)
+        self.n_filler = check_positive_int("n_filler", n_filler)
+        self.key_marker = self.n_filler
+        self.query_marker = self.n_filler + 1
+        self.first_digit = self.n_filler + 2
+        self.vocab_size = self.n_filler + 12
+        self.n_outputs = 10
+        # key marker + digits somewhere, query marker + digits at the end
+        self.min_len = 2 * (self.n_digits + 1)
+
+    def options(self) -> dict[str, Any]:
+        return {"n_digits": self.n_digits, "n_filler": self.n_filler}
+
+    def _draw(self, batch_size: int, seq_len: int, generator: torch.Generator | None) -> torch.Tensor:
+        k = self.n_digits
+        tokens = torch.randint(0, self.n_filler, (batch_size, seq_len), generator=generator)
+        digits = torch.randint(0, 10, (batch_size, k), generator=generator) + self.first_digit
+        # the key block [KEY, d1..dk] fits before the query block [QUERY, d1..d(k-1)] of k tokens
+        depth = torch.randint(0, seq_len - 2 * k, (batch_size, 1), generator=generator)
+        rows = torch.arange(batch_size)[:, None]
+        tokens[rows, depth] = self.key_marker
+        tokens[rows, depth + 1 + torch.arange(k)] = digits
+        tokens[:, seq_len - k] = self.query_marker
+        tokens[:, seq_len - k + 1 :] = digits[:, : k - 1]
+        return tokens
+
+    def key_positions(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Position of the key marker in each row, ``(batch,)``; ValueError if a row lacks exactly one."""
+        is_key = tokens == self.key_marker
+        per_row = is_key.sum(dim=1)
+        bad = torch.nonzero(per_row != 1).flatten()
+        if bad.numel():
+            raise ValueError(f"tokens must hold the key marker (id {self.key_marker}) exactly once per row; "
+                             f"row {int(bad[0])} holds it {int(per_row[int(bad[0])])} times")
+        return is_key.long().argmax(dim=1)
+
+    def labels(self, tokens: torch.Tensor) -> torch.Tensor:
+        k, length = self.n_digits, tokens.shape[1]
+        key = self.key_positions(tokens)
+        digits = tokens.gather(1, key[:, None] + 1 + torch.arange(k)) - self.first_digit
+        targets = torch.full_like(tokens, IGNORE_INDEX)
+        targets[:, length - k :] = digits  # at the query and after each digit given so far
+        return targets
+
+    def bag_ceiling_guess(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The best position-blind guess: the most frequent digit of the sequence (the passkey's
+        digits are the only digits, each appearing twice, except the last one)."""
+        digits = (tokens - self.first_digit).clamp(min=0, max=9)
+        is_digit = tokens >= self.first_digit
+        counts = torch.zeros(tokens.shape[0], 10, dtype=torch.long)
+        counts.scatter_add_(1, digits, is_digit.long())
+        return counts.argmax(dim=1, keepdim=True).expand_as(tokens)
+
+
 class LanguageModelTask(Task):
     """Predict the next byte of real text: ``target[i] = byte[i + 1]`` (a byte-level language model).
 
@@ -415,6 +495,7 @@ _TASKS: dict[str, Callable[..., Task]] = {
     "reverse": ReverseTask,
     "marker_recall": MarkerRecallTask,
     "copy_half": CopyHalfTask,
+    "passkey": PasskeyTask,
     "text": LanguageModelTask,
 }
 

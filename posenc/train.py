@@ -52,7 +52,7 @@ from posenc.extrapolate import STRATEGIES
 from posenc.models import COMBINE_MODES, TinyTransformer
 from posenc.params import module_parameter_count
 from posenc.registry import available_schemes, builtin_specs, scheme_spec
-from posenc.results import RunResult, scheme_label
+from posenc.results import LATER_FIELD_DEFAULTS, RunResult, scheme_label
 from posenc.rope_scaling import METHODS, RopeScaling
 from posenc.runtime import single_thread
 from posenc.perplexity import length_scores
@@ -171,6 +171,11 @@ class TrainConfig:
             ``min_seq_len .. seq_len`` (training lengths that vary, as in Kazemnejad et al.,
             2023); validation and test sequences keep their lengths. Not with
             ``n_train_examples``.
+        curriculum_steps: with ``min_seq_len``, a length curriculum: the longest length a
+            batch may have grows linearly from ``min_seq_len`` at step 0 to ``seq_len`` at step
+            ``curriculum_steps`` (and stays there); each batch's length is drawn uniformly below
+            it. Long-range lookups that never start to learn at long lengths learn first on
+            short ones, as real models are pre-trained on short contexts first.
         random_positions: if set, randomized positions (Ruoss et al., 2023): every sequence,
             in training and at test, is read at a sorted random subset of the positions
             ``0 .. random_positions - 1`` instead of ``0 .. L - 1``, so positions far past the
@@ -219,6 +224,7 @@ class TrainConfig:
     exact_match: bool = False
     min_seq_len: int | None = None
     random_positions: int | None = None
+    curriculum_steps: int | None = None
 
     def __post_init__(self) -> None:
         check_choice("task", self.task, available_tasks())
@@ -268,6 +274,10 @@ class TrainConfig:
             if self.n_train_examples is not None:
                 raise ValueError("min_seq_len (lengths drawn every step) does not go with n_train_examples "
                                  f"(a fixed set of sequences of length {self.seq_len}); use one of them")
+        if self.curriculum_steps is not None:
+            check_positive_int("curriculum_steps", self.curriculum_steps)
+            if self.min_seq_len is None:
+                raise ValueError(f"curriculum_steps={self.curriculum_steps} needs min_seq_len (the length it starts at)")
         if self.random_positions is not None:
             check_positive_int("random_positions", self.random_positions)
             longest = max([self.seq_len, *eval_lengths, self.finetune_len or 0])
@@ -311,10 +321,7 @@ class TrainConfig:
 
 
 #: Fields added after the first stored grids, with their defaults (left out of ``to_dict`` at the default).
-_LATER_FIELDS: dict[str, Any] = {"bos_token": False, "score_new_positions": False, "validation_examples": 0,
-                                 "finetune_steps": 0, "finetune_len": None, "finetune_lr": 1e-3,
-                                 "rope_scalings": (), "exact_match": False, "min_seq_len": None,
-                                 "random_positions": None}
+_LATER_FIELDS: dict[str, Any] = LATER_FIELD_DEFAULTS
 
 
 def build_model(config: TrainConfig, task: Task | None = None) -> TinyTransformer:
@@ -646,6 +653,14 @@ def train(config: TrainConfig, *, progress: bool = False) -> tuple[TinyTransform
         return _train(config, progress)
 
 
+def _curriculum_length(config: TrainConfig, step: int) -> int:
+    """The longest training length at ``step``: ``seq_len``, or the curriculum's current length."""
+    if config.curriculum_steps is None or config.min_seq_len is None:
+        return config.seq_len
+    share = min(1.0, step / config.curriculum_steps)
+    return config.min_seq_len + round(share * (config.seq_len - config.min_seq_len))
+
+
 def _train(config: TrainConfig, progress: bool) -> tuple[TinyTransformer, RunResult]:
     task = make_task(config.task, **config.task_options)
     # a length the run cannot score is an error before any work (a throwaway model: the global RNG is restored,
@@ -675,7 +690,8 @@ def _train(config: TrainConfig, progress: bool) -> tuple[TinyTransformer, RunRes
             if dataset is None:
                 length = config.seq_len
                 if config.min_seq_len is not None:  # training lengths that vary
-                    length = int(torch.randint(config.min_seq_len, config.seq_len + 1, (1,), generator=data_generator))
+                    longest = _curriculum_length(config, step)
+                    length = int(torch.randint(config.min_seq_len, longest + 1, (1,), generator=data_generator))
                 tokens, targets = task.sample(config.batch_size, length, data_generator)
             else:
                 index = torch.randint(0, dataset[0].shape[0], (config.batch_size,), generator=data_generator)

@@ -259,6 +259,18 @@ def _verdict() -> Any:
     return evaluate(_conclusion(), list(_runs()))
 
 
+def _finding() -> Any:
+    from posenc.book.findings import Finding
+
+    return Finding(_conclusion(), ("tiny_grid.json",), ("07_beyond_trained_length",))
+
+
+def _no_grid(name: str) -> list[Any]:
+    """evaluate_findings' loader in its valid call: it stands for reading the chapter's stored grids
+    (which the fake runs cannot replace), so reaching it means the call passed its checks."""
+    raise ReachedWork(name)
+
+
 def _panels() -> list[Any]:
     import plotly.graph_objects as go
 
@@ -534,6 +546,21 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.robustness.evaluate": {"conclusion": _conclusion},
     "posenc.robustness.side_values": {"side": _side},
     "posenc.robustness.verdict_phrase": {"verdict": _verdict},
+    "posenc.robustness.where_it_holds": {"verdict": _verdict},
+    "posenc.robustness.map_cell": {"results": lambda: list(_verdict().results)},
+    "posenc.robustness.map_rows": {"verdicts": lambda: [_verdict()]},
+    "posenc.book.findings.past_the_length": {"item": _finding},
+    "posenc.robustness.rate_text": {"lr": lambda: 1e-3},
+    "posenc.results.config_value": {"config": lambda: {"task": "copy_offset"}, "name": lambda: "bos_token"},
+    "posenc.book.findings.Finding": {"conclusion": _conclusion, "grids": lambda: ("suite_grid.json",),
+                                     "chapters": lambda: ("07_beyond_trained_length",)},
+    "posenc.book.findings.finding": {"key": lambda: "t5>rope new@32"},
+    "posenc.book.findings.findings_in": {"chapter": lambda: "appendix_a_misunderstandings"},
+    "posenc.book.findings.evaluate_finding": {"item": _finding, "load": lambda: (lambda name: list(_runs()))},
+    "posenc.book.findings.evaluate_findings": {"chapter": lambda: "appendix_a_misunderstandings", "load": lambda: _no_grid},
+    "posenc.book.findings.prose_name": {"key": lambda: "t5>rope new@32"},
+    "posenc.book.findings.verdict_prose": {"verdicts": lambda: {"k": _verdict()}},
+    "posenc.book.findings.verdict_rows": {"verdicts": lambda: {"k": _verdict()}},
     "posenc.interactive.Explorer.print_html": {"uid": lambda: "x1"},
     "posenc.palette.lightness": {"hex_colour": lambda: "#0072B2"},
     "posenc.paper.small_multiples": {"panels": _panels},
@@ -602,6 +629,8 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.suite.outcome_text": {"result": lambda: _import("posenc.suite.outcome")([0.5, 0.95])},
     "posenc.suite.new_position_series": {"lengths": lambda: [8]},
     "posenc.suite.suite_rows": {"metrics": lambda: ["accuracy"], "task": lambda: "copy_offset"},
+    "posenc.suite.tied_rows": {"metrics": lambda: ["accuracy"], "task": lambda: "copy_offset"},
+    "posenc.suite.range_text": {"low": lambda: 0.2, "high": lambda: 0.9},
     "posenc.suite.scaling_rows": {"cells_by_length": lambda: {8: _cells()}, "task": lambda: "copy_offset"},
     "posenc.suite.workaround_label": {"label": lambda: "learned (bert) + interpolate"},
     "posenc.suite.variant_values": {"metric": lambda: "accuracy"},
@@ -854,6 +883,7 @@ KIND_BY_NAME: dict[str, str] = {
 #: target pattern -> {parameter: kind}, where one target's parameter differs from the name's usual kind.
 KIND_BY_TARGET: dict[str, dict[str, str]] = {
     "posenc.results.save_results": {"path": "out_path"},
+    "posenc.book.findings.evaluate_finding": {"item": "instance"},
     "posenc.checkpoint.save_checkpoint": {"path": "out_path"},
     "posenc.analysis_plots.components_grid": {"max_positions": "int"},
     "posenc.hybrid.HybridScheme": {"module": "instance"},
@@ -968,6 +998,8 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed("posenc.results.scheme_label", "combine", "unknown", "labels any value a stored config holds (results "
             "sits below the models and knows no list of modes)"),
     Allowed("posenc.results.differing_fields", "ignore", "empty", "ignore nothing: the default"),
+    Allowed("posenc.book.findings.prose_name", "key", "unknown", "turns any key into a Python name for the text's "
+            "values (verdict_prose passes the keys of the verdicts it is given)"),
     Allowed("posenc.interactive.Explorer.print_html", "uid", "unknown", "any non-empty string makes the SVG's ids unique"),
     Allowed("posenc.paper.to_svg", "salt", "unknown", "any non-empty string makes the SVG's ids unique"),
     Allowed("posenc.paper.wrap_to_width", "text", "unknown", "free text: any string is wrapped"),
@@ -982,7 +1014,7 @@ ALLOWED: tuple[Allowed, ...] = (
               "metric elsewhere (inside a table, schemes without one: documented), so one name serves a grid")
       for target in ("posenc.results.accuracy_by_length", "posenc.results.extrapolation_variants",
                      "posenc.results.length_curves", "posenc.results.position_curves",
-                     "posenc.suite.variant_values", "posenc.suite.learning_rate_spread",
+                     "posenc.suite.variant_values", "posenc.suite.learning_rate_spread", "posenc.suite.tied_range",
                      "posenc.results_plots.position_accuracy_explorer")),
     Allowed("posenc.robustness.Side", "where", "empty", "no extra config condition: the default"),
     Allowed("posenc.robustness.Conclusion", "key", "unknown", "free text: the conclusion's identifier"),
@@ -991,6 +1023,9 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed("posenc.robustness.Conclusion", "over", "empty", "no set-up choice varied: one setting per task"),
     Allowed("posenc.results.check_results", "name", "unknown", "the caller's label for its argument, used in messages"),
     Allowed("posenc.suite.kept_text", "value", "negative", "formats any finite number"),
+    Allowed("posenc.suite.kept_text", "mark", "unknown", "any non-empty word marks the value (the tables use "
+            "'kept' and 'tied')"),
+    Allowed("posenc.suite.range_text", "low", "negative", "formats any finite range (a difference can be negative)"),
     Allowed("posenc.results_plots.errorbar_figure", "styles", "empty", "no series restyled: the default"),
     Allowed("posenc.learned_plots.train_with_short_inputs", "snapshot_steps", "empty", "no snapshot: the default"),
     Allowed("posenc.analysis_plots.*", "name", "unknown", "free text: the table's name in the title"),

@@ -99,18 +99,19 @@ def test_teaching_modules_never_import_the_book_helpers() -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("checks", "palette", "runtime", "book.evals"),
     ("sinusoidal", "corpus", "results", "perplexity", "book.factcheck", "landscape"),
-    ("learned", "extrapolate", "order", "tasks"),
+    ("learned", "extrapolate", "order", "tasks", "robustness"),
     ("schemes", "params", "compare"),
     ("relative", "hybrid"),
     ("registry", "rope_scaling"),
     ("models", "rope_practice", "rope_config", "long_context", "rope_variants"),
     ("train", "analysis", "bugs"),
-    ("checkpoint", "suite", "pretrained", "robustness"),
+    ("checkpoint", "suite", "pretrained"),
     ("plots",),
     ("paper",),  # the second renderer of figures: matplotlib small multiples for print
     ("interactive",),
     tuple(sorted(m.removeprefix("posenc.") for m in MODULES if m.endswith("_plots"))),
     ("book",),
+    ("book.findings",),
     ("",),  # the package itself
 )
 DRAWING_LAYER = 9

@@ -16,7 +16,10 @@ from posenc.robustness import (
     evaluate,
     is_bimodal,
     tied_rates,
+    map_cell,
+    map_rows,
     verdict_phrase,
+    where_it_holds,
 )
 
 RATES = (1e-3, 3e-3, 1e-2)
@@ -109,7 +112,7 @@ def test_tied_rates_are_all_settings_and_a_failure_at_one_is_named() -> None:
     verdict = evaluate(ROPE_BEATS_NONE, runs)
     # RoPE at each of its two tied rates x NoPE at each of its two tied rates
     assert verdict.n == 4 and verdict.holds_in == 2 and verdict.kind == "conditional"
-    assert verdict.where_it_fails == "fails at learning rate 0.001"
+    assert verdict.where_it_fails == "fails with rope at learning rate 1e-3"
 
 
 def test_bracketing_rule() -> None:
@@ -200,3 +203,82 @@ def test_a_level_on_either_side_and_the_close_relation() -> None:
         Conclusion("x", "", Side("a", "m"), Side("b", "m"), tasks=("t",), relation="close")
     with pytest.raises(ValueError, match="cannot both be levels"):
         Conclusion("x", "", 0.5, 0.9, tasks=("t",))
+
+
+def test_failures_at_several_rates_of_one_side_are_named_together_and_other_patterns_are_counted() -> None:
+    """T5 beats RoPE only where RoPE is trained at a high rate: the phrase names RoPE's failing rates."""
+    t5_beats_rope = Conclusion("t5>rope", "RoPE falls behind T5", Side("t5_bias", "new@32"), Side("rope", "new@32"),
+                               tasks=("copy_offset",), over=("lr",))
+
+    def score(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        rope = 0.95 if lr < 1e-2 else 0.6
+        return {"val_accuracy": 1.0, "new@32": (rope if scheme == "rope" else 0.8) + noise(seed)}
+
+    verdict = evaluate(t5_beats_rope, grid(score, schemes=("rope", "t5_bias"), anchors=(False,)))
+    assert verdict.n == 9 and verdict.holds_in == 3
+    assert verdict.where_it_fails == "fails with rope at learning rate 1e-3 or 3e-3"
+
+    def tangled(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        # T5 loses exactly when the two rates differ: no single side's rate separates it.
+        base = 0.6 if scheme == "rope" else 0.8
+        return {"val_accuracy": 1.0, "new@32": base + noise(seed)}
+
+    runs = grid(tangled, schemes=("rope", "t5_bias"), anchors=(False,))
+    for run in runs:
+        if run.config["scheme"] == "rope":
+            run.metrics["new@32"] = 0.9 + noise(run.seed) if run.config["lr"] != 1e-3 else 0.6 + noise(run.seed)
+        elif run.config["lr"] != 1e-3:
+            run.metrics["new@32"] = 0.95 + noise(run.seed)
+    verdict = evaluate(t5_beats_rope, runs)
+    assert verdict.where_it_fails == ("fails with t5_bias at learning rate 1e-3, with rope at learning rate 3e-3 (reversed); "
+                                      "with t5_bias at learning rate 1e-3, with rope at learning rate 1e-2 (reversed)")
+
+
+def test_where_it_holds_names_each_task_and_anchor_once() -> None:
+    """Two tasks x two anchors: robust on one task, reversed by the anchor on the other, mixed over rates."""
+
+    def score(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        rope = 0.8 if (not anchor or lr != 1e-3) else 0.2
+        return {"val_accuracy": 1.0, "new@32": (rope if scheme == "rope" else 0.5) + noise(seed)}
+
+    def second_task(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        rope = 0.8 if not anchor else 0.2
+        return {"val_accuracy": 1.0, "new@32": (rope if scheme == "rope" else 0.5) + noise(seed)}
+
+    runs = grid(score, rates=(1e-3, 3e-3)) + grid(second_task, tasks=("marker_recall",), rates=(1e-3, 3e-3))
+    both = Conclusion("rope>none", "", Side("rope", "new@32"), Side("none", "new@32"),
+                      tasks=("copy_offset", "marker_recall"))
+    verdict = evaluate(both, runs)
+    assert verdict.kind == "conditional"
+    assert where_it_holds(verdict) == (
+        "in every setting on copy-offset without an anchor and on marker-recall without an anchor; "
+        "in 2 of 4 on copy-offset with an anchor; in none on marker-recall with an anchor")
+    robust = evaluate(ROPE_BEATS_NONE, [r for r in runs if not r.config["bos_token"]])
+    assert robust.kind == "robust" and where_it_holds(robust) == "in every setting"
+    with pytest.raises(TypeError, match="verdict"):
+        where_it_holds("robust")  # type: ignore[arg-type]
+
+
+def test_the_map_as_a_table_names_each_group_with_a_symbol() -> None:
+    """Robust on one task; reversed by the anchor on another; mixed over rates: the table shows each."""
+
+    def score(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        rope = 0.8 if (not anchor or lr != 1e-3) else 0.2
+        return {"val_accuracy": 1.0, "new@32": (rope if scheme == "rope" else 0.5) + noise(seed)}
+
+    def second_task(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        return {"val_accuracy": 1.0, "new@32": ((0.8 if not anchor else 0.2) if scheme == "rope" else 0.5) + noise(seed)}
+
+    runs = grid(score, rates=(1e-3, 3e-3)) + grid(second_task, tasks=("marker_recall",), rates=(1e-3, 3e-3))
+    content = Conclusion("rope>none mr", "RoPE beats no encoding on the content lookup", Side("rope", "new@32"),
+                         Side("none", "new@32"), tasks=("marker_recall",), label="RoPE > NoPE, marker recall")
+    headers, rows = map_rows([evaluate(ROPE_BEATS_NONE, runs), evaluate(content, runs)])
+    assert headers == ["conclusion", "verdict", "copy-offset, no anchor", "copy-offset, anchor",
+                       "marker-recall, no anchor", "marker-recall, anchor"]
+    assert rows == [["RoPE scores more new positions than no encoding", "conditional", "\u2713", "2/4", "", ""],
+                    ["RoPE > NoPE, marker recall", "conditional", "", "", "\u2713", "\u21ba"]]
+    assert map_cell([]) == ""
+    with pytest.raises(TypeError, match="verdicts must be a non-empty sequence"):
+        map_rows([])
+    with pytest.raises(TypeError, match=r"results\[0\] must be"):
+        map_cell(["holds"])  # type: ignore[list-item]

@@ -14,8 +14,11 @@ from posenc.suite import (
     new_position_series,
     outcome,
     outcome_text,
+    range_text,
     suite_rows,
     suite_variants,
+    tied_range,
+    tied_rows,
     variant_values,
     workaround_label,
 )
@@ -68,6 +71,21 @@ def test_learning_rate_spread_reads_every_learning_rate() -> None:
     assert learning_rate_spread(rope, "val_accuracy") == pytest.approx({1e-3: 0.51, 3e-3: 0.91, 1e-2: 0.71})
 
 
+def test_tied_rates_and_their_range_and_no_pooling_of_anchored_runs() -> None:
+    runs = [_run("copy_offset", "rope", lr, s, 1.0, **{"new@32": new}) for lr, new in ((1e-3, 0.9), (3e-3, 0.5))
+            for s in range(3)]
+    cell = choose_learning_rates(runs)["copy_offset", "rope"]
+    assert cell.tied == (1e-3, 3e-3)  # both solve validation: it cannot choose
+    assert tied_range(cell, "new@32") == pytest.approx((0.5, 0.9))
+    anchored = [_run("copy_offset", "rope", 1e-3, s, 1.0) for s in range(3)]
+    for run in anchored:
+        run.config["bos_token"] = True
+    with pytest.raises(ValueError, match="mix runs with and without an anchor token"):
+        choose_learning_rates(runs + anchored)
+    assert choose_learning_rates(runs + anchored, anchor=True)["copy_offset", "rope"].tied == (1e-3,)
+    assert choose_learning_rates(runs + anchored, anchor=False)["copy_offset", "rope"].tied == (1e-3, 3e-3)
+
+
 def test_unequal_seeds_and_missing_metrics_are_refused() -> None:
     runs = [_run("copy_offset", "rope", 1e-3, s, 0.5) for s in range(3)] + [_run("copy_offset", "rope", 3e-3, 0, 0.5)]
     with pytest.raises(ValueError, match=r"copy_offset/rope: learning rates have different numbers of seeds"):
@@ -110,6 +128,29 @@ def test_rows_and_tables() -> None:
         suite_rows(cells, ["new@32"], task="reverse")
     lr_rows = learning_rate_rows(cells)
     assert lr_rows[0] == ["copy_offset", "rope", "0.510", "0.910\u00a0(kept)", "0.710"]
+    tied_runs = [_run("copy_offset", "rope", lr, seed, 1.0, **{"new@32": new}) for lr, new in ((1e-3, 0.9), (3e-3, 0.6))
+                 for seed in range(2)] + [_run("copy_offset", "rope", 1e-2, seed, 0.5, **{"new@32": 0.1}) for seed in range(2)]
+    tied = learning_rate_rows(choose_learning_rates(tied_runs), mark="tied")
+    assert tied == [["copy_offset", "rope", "1.000\u00a0(tied)", "1.000\u00a0(tied)", "0.500"]]
+    with pytest.raises(ValueError, match="mark must be one of"):
+        learning_rate_rows(cells, mark="best")
+
+
+def test_tied_rows_give_the_range_over_the_tied_rates() -> None:
+    # two rates tie on validation (1.000 each) and disagree past the length; the third is worse on validation
+    runs = [_run("copy_offset", "rope", lr, seed, 1.0, **{"new@32": new}) for lr, new in ((1e-3, 0.9), (3e-3, 0.6))
+            for seed in range(2)] + [_run("copy_offset", "rope", 1e-2, seed, 0.5, **{"new@32": 0.1}) for seed in range(2)]
+    assert tied_rows(choose_learning_rates(runs), ["new@32"], task="copy_offset") == [
+        ["rope", "1e-3, 3e-3", "0.600\u20130.900"]]
+    cells = choose_learning_rates(_grid())
+    rows = tied_rows(cells, ["new@32"], task="copy_offset")
+    # one rate wins validation clearly: the range is one number
+    assert rows[0] == ["rope", "3e-3", "0.200"] and rows[1] == ["learned (bert) + clip", "1e-3", "0.100"]
+    assert range_text(0.7135, 0.9901) == "0.714\u20130.990" and range_text(0.99951, 1.0) == "1.000"
+    with pytest.raises(ValueError, match="low must not exceed high"):
+        range_text(0.9, 0.1)
+    with pytest.raises(ValueError, match="which no run of cells holds"):
+        tied_rows(cells, ["new@64"], task="copy_offset")
 
 
 def test_explorers_show_every_seed_and_every_curve() -> None:

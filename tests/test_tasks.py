@@ -32,7 +32,7 @@ FAST = settings(max_examples=30, deadline=None)
 
 
 def test_registry() -> None:
-    assert available_tasks() == ["copy_offset", "reverse", "marker_recall", "copy_half", "text"]
+    assert available_tasks() == ["copy_offset", "reverse", "marker_recall", "copy_half", "passkey", "text"]
     assert isinstance(make_task("copy_offset", offset=3), CopyOffsetTask)
     assert make_task("reverse", n_symbols=8).vocab_size == 8
 
@@ -120,6 +120,7 @@ def test_each_task_names_its_kind_and_whether_a_causal_model_can_solve_it() -> N
         "reverse": ("absolute, length-tied", False),
         "marker_recall": ("long-range content", True),
         "copy_half": ("absolute", True),
+        "passkey": ("long-range retrieval", True),
         "text": ("language model", True),
     }
 
@@ -341,3 +342,18 @@ def test_tiny_transformer_trains_a_few_steps_on_each_task(name: str) -> None:
     assert model.head.out_features == task.n_outputs
     assert 0.0 <= result.metrics["accuracy"] <= 1.0 and 0.0 <= result.metrics["accuracy@12"] <= 1.0
     assert result.metrics["final_loss"] == result.metrics["final_loss"]  # not NaN
+
+
+def test_passkey_known_answer_and_depth_anywhere() -> None:
+    task = make_task("passkey", n_digits=3, n_filler=4)
+    key, query, digit = task.key_marker, task.query_marker, task.first_digit
+    tokens = torch.tensor([[0, key, digit + 7, digit + 1, digit + 4, 2, 3, query, digit + 7, digit + 1]])
+    targets = task.labels(tokens)
+    assert targets.tolist() == [[IGNORE_INDEX] * 7 + [7, 1, 4]]  # at the query and after each digit so far
+    tokens, targets = task.sample(512, 40, make_generator(0))
+    depths = task.key_positions(tokens)
+    assert int(depths.min()) == 0 and int(depths.max()) == 40 - 2 * 3 - 1  # anywhere the key block fits
+    assert bool((targets[:, :-3] == IGNORE_INDEX).all()) and bool((targets[:, -3:] >= 0).all())
+    assert torch.equal(tokens[:, -3], torch.full((512,), query))
+    with pytest.raises(ValueError, match="key marker"):
+        task.labels(torch.zeros(1, 10, dtype=torch.long))

@@ -397,6 +397,22 @@ def test_training_lengths_that_vary_and_their_errors() -> None:
         replace(TINY, min_seq_len=4, n_train_examples=16)
 
 
+def test_a_length_curriculum_grows_the_longest_training_length_and_its_errors() -> None:
+    from posenc.train import _curriculum_length
+
+    config = replace(TINY, seq_len=64, min_seq_len=16, curriculum_steps=10, steps=20)
+    assert [_curriculum_length(config, step) for step in (0, 5, 10, 15)] == [16, 40, 64, 64]
+    assert _curriculum_length(replace(config, curriculum_steps=None), 0) == 64
+    assert "curriculum_steps" not in replace(TINY, min_seq_len=4).to_dict()  # old cache keys unchanged
+    _, grown = train(replace(TINY, min_seq_len=4, curriculum_steps=10, steps=20))
+    _, varied = train(replace(TINY, min_seq_len=4, steps=20))
+    assert grown.metrics != varied.metrics
+    with pytest.raises(ValueError, match="curriculum_steps=5 needs min_seq_len"):
+        replace(TINY, curriculum_steps=5)
+    with pytest.raises(ValueError, match="curriculum_steps"):
+        replace(TINY, min_seq_len=4, curriculum_steps=0)
+
+
 def test_random_position_ids_are_sorted_distinct_and_in_range() -> None:
     ids = random_position_ids(5, 8, 20, make_generator(0))
     assert ids.shape == (5, 8) and int(ids.min()) >= 0 and int(ids.max()) < 20

@@ -1,0 +1,307 @@
+"""The book's experimental findings, declared once, so that each is stated only as firmly as the data allow.
+
+Chapters 6 to 10 compare schemes on trained models. A comparison that holds at one learning
+rate, without an anchor token, can reverse at another rate or with a ``[CLS]``/BOS token in
+front. So every comparison the book states in words is declared here as a
+:class:`posenc.robustness.Conclusion`, together with the stored grids it reads and the
+chapters that state it; the chapters evaluate it with :func:`evaluate_finding` and word it by
+the verdict (robust, conditional: where it fails, contradicted) instead of by hand.
+
+A finding never carries its expected verdict: the verdict is computed from the stored runs
+each time a chapter runs.
+
+Sides are read as in the grids: ``new@32``/``new@64`` are the new positions only (16 and
+on) at two and four times the training length; ``accuracy`` is the training length;
+``ft_new@32`` the new positions after the short fine-tune at 32 tokens; a learned table's
+workaround is its ``strategy`` (``"clip"``, ``"modular"``, ``"interpolate"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+import re
+from functools import lru_cache
+from typing import Any
+
+from posenc.book import data_path
+from posenc.checks import check_choice, check_instance, check_mapping, check_text
+from posenc.results import RunResult, load_results
+from posenc.robustness import Conclusion, Side, Verdict, evaluate, verdict_phrase
+
+__all__ = [
+    "FINDINGS",
+    "Finding",
+    "SUITE",
+    "finding",
+    "findings_in",
+    "past_the_length",
+    "evaluate_finding",
+    "evaluate_findings",
+    "prose_name",
+    "verdict_prose",
+    "verdict_rows",
+]
+
+#: The stored grids the findings read (files in ``book/data``, written by ``make grids``).
+SUITE = "suite_grid.json"
+
+#: The causal suite's tasks: a local relative rule, a long-range content lookup, an absolute rule.
+CAUSAL_TASKS = ("copy_offset", "marker_recall", "copy_half")
+#: The level at which a seed counts as having solved a task (per token).
+SOLVED_LEVEL = 0.9
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A stated comparison, where its runs are stored, and who states it.
+
+    Attributes:
+        conclusion: the comparison (:class:`~posenc.robustness.Conclusion`), with the set-up
+            choices it must survive in ``conclusion.over``.
+        grids: the stored grids whose runs it reads, concatenated.
+        chapters: the chapters (notebook stems, e.g. ``"07_beyond_trained_length"``) that state it.
+    """
+
+    conclusion: Conclusion
+    grids: tuple[str, ...]
+    chapters: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        check_instance("conclusion", self.conclusion, Conclusion, what="a Conclusion")
+        for name in ("grids", "chapters"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not value or not all(isinstance(v, str) and v for v in value):
+                raise TypeError(f"{name} must be a non-empty tuple of names, got {value!r}")
+
+    @property
+    def key(self) -> str:
+        return self.conclusion.key
+
+
+#: How the map and the explorers name a scheme (its run label otherwise).
+SHOWN_NAMES = {"none": "NoPE", "sinusoidal": "sinusoid", "learned (bert)": "learned table", "rope": "RoPE",
+               "alibi": "ALiBi", "t5_bias": "T5"}
+
+
+def _shown(label: str) -> str:
+    return SHOWN_NAMES.get(label, label)
+
+
+def _side(label: str, metric: str, strategy: str | None = None, /, **where: object) -> Side:
+    return Side(label, metric, strategy, dict(where))
+
+
+def _finding(key: str, claim: str, better: Side | float, worse: Side | float, tasks: Iterable[str], *,
+             grids: Iterable[str], chapters: Iterable[str], margin: float = 0.0, over: Iterable[str] = ("anchor", "lr"),
+             relation: str = "greater", label: str = "") -> Finding:
+    conclusion = Conclusion(key=key, claim=claim, better=better, worse=worse, tasks=tuple(tasks), margin=margin,
+                            over=tuple(over), relation=relation, label=label)  # type: ignore[arg-type]
+    return Finding(conclusion, tuple(grids), tuple(chapters))
+
+
+CH6, CH7, CH9, CH10 = ("06_experiments", "07_beyond_trained_length", "09_choosing",
+                            "10_relative")
+APP_A, APP_B = "appendix_a_misunderstandings", "appendix_b_fact_check"
+
+
+def _suite_findings() -> list[Finding]:
+    """The causal suite (chapters 6, 7, 9, 10; Appendices A and B): length 16, five learning rates, anchor or not."""
+    suite = (SUITE,)
+    found = [
+        # -- at the training length
+        *[_finding(f"{label} learns {task}", f"{label} learns {task} at the training length",
+                   _side(label, "accuracy"), SOLVED_LEVEL, (task,), grids=suite, chapters=(CH6, CH7, CH9),
+                   label=f"{_shown(label)} learns {task.replace('_', '-')}")
+          for label in ("sinusoidal", "learned (bert)", "rope") for task in CAUSAL_TASKS],
+        _finding("alibi fails copy_half", "ALiBi does not learn the absolute rule at the training length",
+                 SOLVED_LEVEL, _side("alibi", "accuracy"), ("copy_half",), grids=suite, chapters=(CH6, CH7, CH9, CH10),
+                 label="ALiBi fails copy-half"),
+        _finding("t5 learns copy_half", "T5's buckets learn the absolute rule at the training length",
+                 _side("t5_bias", "accuracy"), SOLVED_LEVEL, ("copy_half",), grids=suite, chapters=(CH6, CH7, CH10),
+                 label="T5 learns copy-half"),
+        _finding("none fails copy_offset", "without an encoding a decoder does not learn the local rule",
+                 SOLVED_LEVEL, _side("none", "accuracy"), ("copy_offset",), grids=suite, chapters=(CH7, CH9, CH10),
+                 label="NoPE fails copy-offset"),
+        _finding("none fails copy_half", "without an encoding a decoder does not learn the absolute rule",
+                 SOLVED_LEVEL, _side("none", "accuracy"), ("copy_half",), grids=suite, chapters=(CH7, CH9, CH10),
+                 label="NoPE fails copy-half"),
+        _finding("none learns marker_recall", "without an encoding a decoder learns the content lookup",
+                 _side("none", "accuracy"), SOLVED_LEVEL, ("marker_recall",), grids=suite, chapters=(CH6, CH9),
+                 label="NoPE learns marker recall"),
+        # -- past the training length: the sinusoid and the learned table's workarounds
+        _finding("sinusoid fails new@32", "the sinusoid fails on the new positions at twice the training length",
+                 SOLVED_LEVEL, _side("sinusoidal", "new@32"), CAUSAL_TASKS, grids=suite, chapters=(CH7, CH9, APP_B),
+                 label="sinusoid fails at 2×"),
+        _finding("none>sinusoid new@32", "no encoding keeps more new positions than the sinusoid",
+                 _side("none", "new@32"), _side("sinusoidal", "new@32"), CAUSAL_TASKS, grids=suite,
+                 chapters=(CH7, APP_A), margin=0.05, label="NoPE > sinusoid at 2×"),
+        _finding("modular>clip copy_offset", "on the local rule, wrapping is the learned table's best workaround",
+                 _side("learned (bert)", "new@32", "modular"), _side("learned (bert)", "new@32", "clip"),
+                 ("copy_offset",), grids=suite, chapters=(CH7, CH9), label="wrap > clip, copy-offset"),
+        _finding("modular>rescale copy_offset", "on the local rule, wrapping beats the per-input rescale",
+                 _side("learned (bert)", "new@32", "modular"), _side("learned (bert)", "new@32", "interpolate"),
+                 ("copy_offset",), grids=suite, chapters=(CH7, CH9), label="wrap > rescale, copy-offset"),
+        _finding("rescale>modular content/absolute",
+                 "on the content lookup and the absolute rule, the per-input rescale beats wrapping",
+                 _side("learned (bert)", "new@32", "interpolate"), _side("learned (bert)", "new@32", "modular"),
+                 ("marker_recall", "copy_half"), grids=suite, chapters=(CH7, CH9), label="rescale > wrap"),
+        _finding("rescale ft best content/absolute",
+                 "after the short fine-tune, the per-input rescale is the best start on content and absolute rules",
+                 _side("learned (bert)", "ft_new@32", "interpolate"), _side("learned (bert)", "ft_new@32", "modular"),
+                 ("marker_recall", "copy_half"), grids=suite, chapters=(CH7,), label="rescale > wrap, fine-tuned"),
+        _finding("modular ft best copy_offset", "after the short fine-tune, wrapping is the best start on the local rule",
+                 _side("learned (bert)", "ft_new@32", "modular"), _side("learned (bert)", "ft_new@32", "interpolate"),
+                 ("copy_offset",), grids=suite, chapters=(CH7,), label="wrap > rescale, fine-tuned"),
+        # -- past the training length: relative schemes
+        *[_finding(f"{label}>sinusoid new@32", f"{label} keeps more new positions than the sinusoid",
+                   _side(label, "new@32"), _side("sinusoidal", "new@32"), ("copy_offset", "marker_recall"),
+                   grids=suite, chapters=(CH7, CH9, CH10), margin=0.1, label=f"{_shown(label)} > sinusoid at 2×")
+          for label in ("rope", "alibi", "t5_bias")],
+        *[_finding(f"{label}>modular new@32", f"{label} keeps more new positions than the wrapped learned table",
+                   _side(label, "new@32"), _side("learned (bert)", "new@32", "modular"),
+                   ("copy_offset", "marker_recall"), grids=suite, chapters=(CH7,), margin=0.1,
+                   label=f"{_shown(label)} > wrapped table")
+          for label in ("rope", "t5_bias")],
+        _finding("alibi holds new@64", "ALiBi keeps the local rule and the content lookup at four times the length",
+                 _side("alibi", "new@64"), SOLVED_LEVEL, ("copy_offset", "marker_recall"), grids=suite,
+                 chapters=(CH7, CH9, CH10), label="ALiBi holds at 4×"),
+        _finding("t5 holds new@32", "T5's buckets keep the local rule at twice the length",
+                 _side("t5_bias", "new@32"), SOLVED_LEVEL, ("copy_offset",), grids=suite, chapters=(CH9, CH10),
+                 label="T5 holds at 2×"),
+        _finding("t5 fades new@64", "T5's buckets lose more than a tenth between twice and four times the length",
+                 _side("t5_bias", "new@32"), _side("t5_bias", "new@64"), ("copy_offset", "marker_recall"), grids=suite,
+                 chapters=(CH9, CH10), margin=0.1, label="T5 fades at 4×"),
+        _finding("t5>rope new@32", "RoPE falls behind T5's buckets past the training length",
+                 _side("t5_bias", "new@32"), _side("rope", "new@32"), ("copy_offset", "marker_recall"), grids=suite,
+                 chapters=(CH7, CH9, CH10), label="T5 > RoPE at 2×"),
+        _finding("none>rope marker_recall new@32", "on the content lookup no encoding beats RoPE past the length",
+                 _side("none", "new@32"), _side("rope", "new@32"), ("marker_recall",), grids=suite,
+                 chapters=(CH7, CH9, CH10), label="NoPE > RoPE, marker recall"),
+        _finding("alibi>rope new@64", "ALiBi keeps more new positions than RoPE at four times the length",
+                 _side("alibi", "new@64"), _side("rope", "new@64"), ("copy_offset", "marker_recall"), grids=suite,
+                 chapters=(CH9, CH10), label="ALiBi > RoPE at 4×"),
+        _finding("none~t5 marker_recall", "on the content lookup no encoding and T5's buckets are level",
+                 _side("none", "new@32"), _side("t5_bias", "new@32"), ("marker_recall",), grids=suite,
+                 chapters=(CH9, CH10), margin=0.05, relation="close", label="NoPE ≈ T5, marker recall"),
+        _finding("nothing extrapolates copy_half", "no scheme keeps the absolute rule at twice the length",
+                 SOLVED_LEVEL, _side("learned (bert)", "new@32", "interpolate"), ("copy_half",), grids=suite,
+                 chapters=(CH7, CH9, CH10), label="best absolute < 0.9"),
+        *[_finding(f"{label} fails copy_half new@32", f"{label} does not keep the absolute rule at twice the length",
+                   SOLVED_LEVEL, _side(label, "new@32"), ("copy_half",), grids=suite, chapters=(CH7, CH9, CH10),
+                   label=f"{_shown(label)} fails copy-half at 2×")
+          for label in ("none", "rope", "alibi", "t5_bias")],
+    ]
+    return found
+
+
+FINDINGS: tuple[Finding, ...] = tuple(_suite_findings())
+
+
+def _check_unique(findings: Sequence[Finding]) -> None:
+    keys = [f.key for f in findings]
+    duplicated = sorted({k for k in keys if keys.count(k) > 1})
+    if duplicated:
+        raise ValueError(f"finding keys must be unique, repeated: {duplicated}")
+
+
+_check_unique(FINDINGS)
+
+
+def finding(key: str) -> Finding:
+    """The finding with this key.
+
+    Raises:
+        ValueError: naming the key and the keys that exist.
+    """
+    check_choice("key", key, [f.key for f in FINDINGS])
+    return next(f for f in FINDINGS if f.key == key)
+
+
+def findings_in(chapter: str) -> list[Finding]:
+    """The findings a chapter states (notebook stem, e.g. ``"07_beyond_trained_length"``), in declaration order.
+
+    Raises:
+        ValueError: a chapter that states none (naming the chapters that do).
+    """
+    chapters = sorted({c for f in FINDINGS for c in f.chapters})
+    check_choice("chapter", chapter, chapters)
+    return [f for f in FINDINGS if chapter in f.chapters]
+
+
+def past_the_length(item: Finding) -> bool:
+    """Whether a finding reads scores past the training length (a ``new@``/``ft_new@``/``new_exact@``
+    metric on either side) rather than at it."""
+    check_instance("item", item, Finding, what="a Finding")
+    sides = (item.conclusion.better, item.conclusion.worse)
+    return any(isinstance(side, Side) and "new" in side.metric.partition("@")[0] for side in sides)
+
+
+Loader = Callable[[str], Sequence[RunResult]]
+
+
+@lru_cache(maxsize=8)
+def _stored(name: str) -> tuple[RunResult, ...]:
+    results, _ = load_results(data_path(name))
+    return tuple(results)
+
+
+def evaluate_finding(item: Finding | str, *, load: Loader = _stored) -> Verdict:
+    """Evaluate one finding (or its key) on the runs of its stored grids.
+
+    Args:
+        item: the :class:`Finding` or its key.
+        load: reads one grid file's runs by name (default: ``book/data``, cached).
+    """
+    found = finding(item) if isinstance(item, str) else item
+    if not isinstance(found, Finding):
+        raise TypeError(f"item must be a Finding or a finding key, got {type(item).__name__}")
+    if not callable(load):
+        raise TypeError(f"load must be a function of a grid file name, got {load!r}")
+    runs = [run for name in found.grids for run in load(name)]
+    return evaluate(found.conclusion, runs)
+
+
+def evaluate_findings(chapter: str, *, load: Loader = _stored) -> Mapping[str, Verdict]:
+    """Every finding a chapter states, evaluated: ``{key: verdict}`` in declaration order."""
+    if not callable(load):
+        raise TypeError(f"load must be a function of a grid file name, got {load!r}")
+    return {f.key: evaluate_finding(f, load=load) for f in findings_in(chapter)}
+
+
+_SYMBOLS = {">": "_over_", "~": "_level_with_", "@": "_at_"}
+
+
+def prose_name(key: str) -> str:
+    """A finding's key as a Python name for the text's values: ``"t5>rope new@32"`` -> ``"t5_over_rope_new_at_32"``."""
+    key = check_text("key", key, empty=False)
+    for symbol, word in _SYMBOLS.items():
+        key = key.replace(symbol, word)
+    return re.sub(r"_+", "_", re.sub(r"\W", "_", key)).strip("_")
+
+
+def verdict_prose(verdicts: Mapping[str, Verdict]) -> dict[str, str]:
+    """The values a chapter's text shows for its verdicts, by :func:`prose_name`:
+    ``verdict_<name>`` (the verdict in words, :func:`~posenc.robustness.verdict_phrase`) and
+    ``kind_<name>`` (``"robust"``, ``"conditional"`` or ``"contradicted"``)."""
+    values: dict[str, str] = {}
+    for key, verdict in _checked_verdicts(verdicts).items():
+        name = prose_name(key)
+        values[f"verdict_{name}"] = verdict_phrase(verdict)
+        values[f"kind_{name}"] = verdict.kind
+    return values
+
+
+def verdict_rows(verdicts: Mapping[str, Verdict]) -> list[dict[str, Any]]:
+    """One row per verdict for a table: the claim, the verdict, and in how many settings it holds."""
+    return [{"claim": v.conclusion.claim, "verdict": v.kind, "holds in": f"{v.holds_in} of {v.n}",
+             "where it fails": v.where_it_fails.removeprefix("fails ") or "nowhere"}
+            for v in _checked_verdicts(verdicts).values()]
+
+
+def _checked_verdicts(verdicts: Any) -> Mapping[str, Verdict]:
+    verdicts = check_mapping("verdicts", verdicts, min_len=1, what="a dict of finding key -> Verdict (evaluate_findings)")
+    for key, verdict in verdicts.items():
+        check_text("verdicts key", key, empty=False)
+        check_instance(f"verdicts[{key!r}]", verdict, Verdict, what="a Verdict")
+    return verdicts

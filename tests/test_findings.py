@@ -1,0 +1,137 @@
+"""posenc.book.findings: every declared finding can be evaluated on the runs its grids train.
+
+The stored grids are large; these tests do not read them. They build each grid's runs from
+``experiments.configs`` (the configs ``make grids`` trains), give every run the metric names a
+real (two-step) training of that config reports, and evaluate every finding on them: a side
+that names a scheme, task, field or metric the grid never produces fails here, not in a chapter.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from functools import cache
+
+import pytest
+
+from experiments import configs
+from posenc.book.findings import (
+    FINDINGS,
+    Finding,
+    evaluate_finding,
+    evaluate_findings,
+    finding,
+    findings_in,
+    prose_name,
+    verdict_prose,
+    verdict_rows,
+)
+from posenc.results import RunResult
+from posenc.robustness import Side
+from posenc.train import TrainConfig, train
+
+
+def _grid_name(file_name: str) -> str:
+    assert file_name.endswith("_grid.json"), file_name
+    return file_name.removesuffix("_grid.json")
+
+
+_NAMES: dict[str, frozenset[str]] = {}
+
+
+def _metric_names(config: TrainConfig) -> frozenset[str]:
+    """The metric names a run of ``config`` reports, from a two-step run on a few sequences."""
+    key = json.dumps(config.to_dict(), sort_keys=True)
+    if key not in _NAMES:
+        _NAMES[key] = _train_names(config)
+    return _NAMES[key]
+
+
+def _train_names(config: TrainConfig) -> frozenset[str]:
+    tiny = replace(config, steps=2, eval_examples=8, curve_examples=min(config.curve_examples, 8), log_every=1,
+                   validation_examples=min(config.validation_examples, 8), finetune_steps=min(config.finetune_steps, 1),
+                   seed=0)
+    return frozenset(train(tiny)[1].metrics)
+
+
+def _signature(config: TrainConfig) -> TrainConfig:
+    """A config with the same metric names (seed, rate, options and sizes do not change them)."""
+    return replace(config, seed=0, lr=1e-3, task="copy_offset", token_init_std=1.0, n_train_examples=None,
+                   position_options={} if config.scheme != "learned" else {"init": "bert"}, bos_token=False)
+
+
+@cache
+def _runs(file_name: str) -> tuple[RunResult, ...]:
+    """Every run of the grid, with the real metric names and made-up values."""
+    rng = random.Random(file_name)
+    runs = []
+    for config, seeds in configs.GRIDS[_grid_name(file_name)]():
+        names = _metric_names(_signature(config))
+        for seed in range(seeds):
+            run_config = replace(config, seed=seed)
+            metrics = {name: rng.random() for name in names}
+            runs.append(RunResult(config=run_config.to_dict(), seed=seed, metrics=metrics, history=[], wall_time_s=0.0))
+    return tuple(runs)
+
+
+@pytest.mark.parametrize("item", FINDINGS, ids=lambda f: f.key)
+def test_every_finding_evaluates_on_the_runs_its_grids_train(item: Finding) -> None:
+    verdict = evaluate_finding(item, load=_runs)
+    assert verdict.n >= len(item.conclusion.tasks)
+    sides = [s for s in (item.conclusion.better, item.conclusion.worse) if isinstance(s, Side)]
+    assert sides, item.key
+    if "anchor" in item.conclusion.over and item.grids == ("suite_grid.json",):
+        # The causal suite has both arms: the verdict must have read both.
+        assert {r.setting.get("anchor") for r in verdict.results} == {False, True}, item.key
+
+
+def test_findings_are_filed_by_chapter_and_key() -> None:
+    seven = findings_in("07_beyond_trained_length")
+    assert seven and all("07_beyond_trained_length" in f.chapters for f in seven)
+    assert finding("t5>rope new@32").conclusion.tasks == ("copy_offset", "marker_recall")
+    verdicts = evaluate_findings("appendix_a_misunderstandings", load=_runs)
+    assert list(verdicts) == [f.key for f in findings_in("appendix_a_misunderstandings")]
+
+
+def test_unknown_keys_and_chapters_are_named() -> None:
+    with pytest.raises(ValueError, match="key.*'no such finding'"):
+        finding("no such finding")
+    with pytest.raises(ValueError, match="chapter.*'01_why_order_matters'"):
+        findings_in("01_why_order_matters")
+    with pytest.raises(TypeError, match="item must be a Finding"):
+        evaluate_finding(3)  # type: ignore[arg-type]
+
+
+def test_a_side_the_grid_never_trains_is_an_error() -> None:
+    missing = Finding(replace(finding("t5>rope new@32").conclusion, key="x", worse=Side("rope", "new@48")),
+                      ("suite_grid.json",), ("07_beyond_trained_length",))
+    with pytest.raises(ValueError, match="new@48"):
+        evaluate_finding(missing, load=_runs)
+
+
+def test_prose_names_are_python_names_and_unique() -> None:
+    names = [prose_name(f.key) for f in FINDINGS]
+    assert all(name.isidentifier() for name in names) and len(set(names)) == len(names)
+    assert prose_name("t5>rope new@32") == "t5_over_rope_new_at_32"
+
+
+def test_verdicts_become_text_values_and_table_rows() -> None:
+    verdicts = evaluate_findings("appendix_a_misunderstandings", load=_runs)
+    values = verdict_prose(verdicts)
+    assert set(values) == {f"{kind}_{prose_name(k)}" for k in verdicts for kind in ("verdict", "kind")}
+    assert all(values[f"kind_{prose_name(k)}"] == v.kind for k, v in verdicts.items())
+    rows = verdict_rows(verdicts)
+    assert [row["claim"] for row in rows] == [v.conclusion.claim for v in verdicts.values()]
+    assert all(row["verdict"] in ("robust", "conditional", "contradicted") for row in rows)
+
+
+def test_labels_are_unique_and_past_the_length_reads_new_positions() -> None:
+    from posenc.book.findings import past_the_length
+
+    labels = [item.conclusion.label for item in FINDINGS]
+    assert all(labels) and len(set(labels)) == len(labels)  # the explorers offer findings by label
+    assert past_the_length(finding("t5>rope new@32")) and past_the_length(finding("modular ft best copy_offset"))
+    assert not past_the_length(finding("alibi fails copy_half"))  # accuracy at the training length
+    with pytest.raises(TypeError, match="item must be a Finding"):
+        past_the_length("t5>rope new@32")  # type: ignore[arg-type]
