@@ -88,7 +88,7 @@ __all__ = [
 
 #: The four initialisations the book compares, in the order it discusses them.
 INIT_STRATEGIES = ("bert", "gpt2", "uniform", "sinusoidal")
-#: Every initialisation the module accepts: the four above, then fairseq's two.
+#: Every initialisation the module accepts: the four above, fairseq's two, then a std-1 normal.
 INIT_CHOICES = INIT_STRATEGIES + ("roberta", "fairseq", "normal")
 
 #: Std parameter of BERT's truncated normal (``initializer_range`` in BERT's config).

@@ -256,12 +256,19 @@ def test_bert_embeddings_errors_and_dropout() -> None:
 
 def test_roberta_init_is_bert_params_std_not_inverse_sqrt_d() -> None:
     # fairseq's RoBERTa re-draws every nn.Embedding with init_bert_params: N(0, 0.02^2).
-    assert INIT_CHOICES == INIT_STRATEGIES + ("roberta", "fairseq")
+    assert INIT_CHOICES == INIT_STRATEGIES + ("roberta", "fairseq", "normal")
     table = initial_table(*BIG, "roberta", seed=2).double()
     assert ROBERTA_INIT_STD == 0.02 and init_scale("roberta") == 0.02
     assert float(table.std()) == pytest.approx(0.02, rel=0.01)
     assert float(table.abs().max()) > 2.5 * 0.02  # a plain normal: not truncated like BERT's
     assert float(table.std()) != pytest.approx(BIG[1] ** -0.5, rel=0.1)
+
+
+def test_normal_init_has_the_token_embeddings_scale() -> None:
+    # a random table as large as token embeddings drawn from N(0, 1): the scale runs' control
+    table = initial_table(*BIG, "normal", seed=4).double()
+    assert init_scale("normal") == 1.0
+    assert float(table.std()) == pytest.approx(1.0, rel=0.01) and abs(float(table.mean())) < 0.01
 
 
 def test_fairseq_init_is_inverse_sqrt_d() -> None:

@@ -192,7 +192,7 @@ def _suite_findings() -> list[Finding]:
                  chapters=(CH9, CH10), margin=0.05, relation="close", label="NoPE ≈ T5, marker recall"),
         _finding("nothing extrapolates copy_half", "no scheme keeps the absolute rule at twice the length",
                  SOLVED_LEVEL, _side("learned (bert)", "new@32", "interpolate"), ("copy_half",), grids=suite,
-                 chapters=(CH7, CH9, CH10), label="best absolute < 0.9"),
+                 chapters=(CH7, CH9, CH10), label="nothing keeps copy-half at 2×"),
         *[_finding(f"{label} fails copy_half new@32", f"{label} does not keep the absolute rule at twice the length",
                    SOLVED_LEVEL, _side(label, "new@32"), ("copy_half",), grids=suite, chapters=(CH7, CH9, CH10),
                    label=f"{_shown(label)} fails copy-half at 2×")
