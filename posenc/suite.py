@@ -12,7 +12,7 @@ budget for all. This module turns it into what the chapters report:
   "k of n seeds solved" (``>= SOLVED``), because outcomes are often bimodal.
 * :func:`suite_variants`: a learned table appears once per workaround (clip, modular,
   per-input rescale), every other scheme once.
-* :func:`suite_rows`, :func:`learning_rate_rows`: HTML-table rows.
+* :func:`tied_rows`, :func:`learning_rate_rows`: HTML-table rows.
 
 Its figures (the seed and learning-curve explorers) are :mod:`posenc.suite_plots`.
 
@@ -59,7 +59,6 @@ __all__ = [
     "learning_rate_spread",
     "tied_range",
     "new_position_series",
-    "suite_rows",
     "tied_rows",
     "range_text",
     "scaling_rows",
@@ -319,32 +318,6 @@ def new_position_series(
             stds.append(statistics.stdev(values) if len(values) > 1 else 0.0)
         series[label] = (list(lengths), means, stds)
     return series
-
-
-def suite_rows(
-    cells: Mapping[tuple[str, str], SuiteCell], metrics: Sequence[str], *, task: str
-) -> list[list[str]]:
-    """Rows ``[scheme, lr, metric 1, metric 2, ...]`` for one task, each metric as :func:`outcome_text`.
-
-    Raises:
-        ValueError: ``task`` is not in ``cells``.
-    """
-    _check_cells("cells", cells)
-    metrics = check_text_sequence("metrics", metrics, min_len=1)
-    held = {key.partition(":")[0] for cell in cells.values() for run in cell.runs for key in run.metrics}
-    missing = [metric for metric in metrics if metric not in held]
-    if missing:
-        raise ValueError(f"metrics has {missing}, which no run of cells holds; they hold {sorted(held)}")
-    tasks = sorted({t for t, _ in cells})
-    check_choice("task", task, tasks)
-    rows = []
-    for (cell_task, _), cell in cells.items():
-        if cell_task != task:
-            continue
-        for label, strategy in suite_variants(cell).items():
-            rows.append([label, f"{cell.lr:g}"] + [outcome_text(outcome(variant_values(cell, m, strategy)))
-                                                    for m in metrics])
-    return rows
 
 
 def scaling_rows(

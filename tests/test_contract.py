@@ -628,7 +628,6 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.sinusoidal_plots.offset_head_figure": {"weights": lambda: np.eye(6)},
     "posenc.suite.outcome_text": {"result": lambda: _import("posenc.suite.outcome")([0.5, 0.95])},
     "posenc.suite.new_position_series": {"lengths": lambda: [8]},
-    "posenc.suite.suite_rows": {"metrics": lambda: ["accuracy"], "task": lambda: "copy_offset"},
     "posenc.suite.tied_rows": {"metrics": lambda: ["accuracy"], "task": lambda: "copy_offset"},
     "posenc.suite.range_text": {"low": lambda: 0.2, "high": lambda: 0.9},
     "posenc.suite.scaling_rows": {"cells_by_length": lambda: {8: _cells()}, "task": lambda: "copy_offset"},
