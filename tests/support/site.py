@@ -800,6 +800,22 @@ def _swipe(cdp: Any, x: float, y: float, dx: float, dy: float, steps: int = 8) -
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
 
 
+def _wait_until_at_rest(page: Any, figure_id: str, quiet_ms: int = 400, timeout_ms: int = 5000) -> None:
+    """Wait until the figure's axis ranges have stayed the same for ``quiet_ms``.
+
+    An explorer frame shown just before may still be settling: the texts are fitted 50 ms
+    after plotly's last draw, and a wrapped axis title shrinks the plot, which moves the
+    autorange of a figure with markers. A drag must be judged against the figure at rest.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    ranges, since = page.evaluate(_AXIS_RANGES, figure_id), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < quiet_ms / 1000:
+        page.wait_for_timeout(100)
+        now = page.evaluate(_AXIS_RANGES, figure_id)
+        if now != ranges:
+            ranges, since = now, time.monotonic()
+
+
 def _check_touch(page: Any) -> list[str]:
     """On a touch screen: no figure zooms or pans when dragged, and a drag on the first figure
     scrolls the page (up and down) and leaves its axes as they were (sideways)."""
@@ -815,7 +831,7 @@ def _check_touch(page: Any) -> list[str]:
         return problems
     figure_id = first.get_attribute("id")
     first.evaluate("(gd) => gd.scrollIntoView({block: 'center'})")
-    page.wait_for_timeout(100)
+    _wait_until_at_rest(page, figure_id)
     box = first.bounding_box()
     if not box:
         return problems
@@ -831,8 +847,10 @@ def _check_touch(page: Any) -> list[str]:
         moved = abs(page.evaluate("() => scrollY") - scrolled_from)
         if moved < 40:
             problems.append(f"figure #{figure_id}: a vertical drag on it scrolled the page by {moved:.0f} px only")
-        if page.evaluate(_AXIS_RANGES, figure_id) != ranges:
-            problems.append(f"figure #{figure_id}: a drag on it changed its axes (zoom or pan by touch)")
+        after = page.evaluate(_AXIS_RANGES, figure_id)
+        if after != ranges:
+            problems.append(f"figure #{figure_id}: a drag on it changed its axes (zoom or pan by touch): "
+                            f"{ranges} -> {after}")
     finally:
         cdp.detach()
     return problems
