@@ -12,7 +12,7 @@ budget for all. This module turns it into what the chapters report:
   "k of n seeds solved" (``>= SOLVED``), because outcomes are often bimodal.
 * :func:`suite_variants`: a learned table appears once per workaround (clip, modular,
   per-input rescale), every other scheme once.
-* :func:`tied_rows`, :func:`learning_rate_rows`: HTML-table rows.
+* :func:`tied_rows`, :func:`learning_rate_rows`, :func:`arm_table`: HTML-table rows.
 
 Its figures (the seed and learning-curve explorers) are :mod:`posenc.suite_plots`.
 
@@ -47,6 +47,7 @@ from posenc.rope_scaling import METHOD_NAMES
 
 __all__ = [
     "SOLVED",
+    "ARMS",
     "WORKAROUND_NAMES",
     "SuiteCell",
     "Outcome",
@@ -60,6 +61,8 @@ __all__ = [
     "tied_range",
     "new_position_series",
     "tied_rows",
+    "arm_ranges",
+    "arm_table",
     "range_text",
     "scaling_rows",
     "kept_text",
@@ -400,6 +403,52 @@ def tied_rows(
         for label, strategy in suite_variants(cell).items():
             rows.append([label, rates] + [range_text(*tied_range(cell, m, strategy)) for m in metrics])
     return rows
+
+
+#: The two arms of a suite, as the book names them: with and without an anchor token (``bos_token``).
+ARMS: dict[str, bool] = {"anchor": True, "no anchor": False}
+
+
+def arm_ranges(
+    results: Sequence[RunResult], metric: str = "accuracy"
+) -> tuple[dict[str, dict[tuple[str, str], SuiteCell]], dict[tuple[str, str, str], tuple[float, float]]]:
+    """Both arms of a suite grid, each cell read at every learning rate validation cannot separate.
+
+    Args:
+        results: a suite grid with runs with and without an anchor token.
+        metric: the metric whose range over the tied rates is returned (no workaround).
+
+    Returns:
+        ``(arms, ranges)``: ``arms`` is ``"anchor"``/``"no anchor"`` -> :func:`choose_learning_rates`
+        of that arm; ``ranges`` is ``(arm, task, label) -> (low, high)`` (:func:`tied_range`).
+
+    Raises:
+        ValueError: an arm has no run, or a run lacks ``metric``.
+    """
+    results = check_results("results", results, allow_empty=False)
+    check_text("metric", metric, empty=False)
+    arms = {arm: choose_learning_rates(results, anchor=anchor) for arm, anchor in ARMS.items()}
+    ranges = {(arm, *key): tied_range(cell, metric) for arm, cells in arms.items() for key, cell in cells.items()}
+    return arms, ranges
+
+
+def arm_table(ranges: Mapping[tuple[str, str, str], tuple[float, float]]) -> tuple[list[str], list[list[str]]]:
+    """``(headers, rows)`` of :func:`arm_ranges`'s ranges: one row per scheme, one column per
+    arm and task (every task with the anchor first, then without), each as :func:`range_text`.
+
+    Raises:
+        ValueError: ``ranges`` is empty, or misses an (arm, task, scheme) combination.
+    """
+    check_mapping("ranges", ranges, min_len=1, what="a dict of (arm, task, label) -> (low, high) (arm_ranges)")
+    arms = list(dict.fromkeys(arm for arm, _, _ in ranges))
+    tasks = list(dict.fromkeys(task for _, task, _ in ranges))
+    labels = list(dict.fromkeys(label for _, _, label in ranges))
+    missing = [(a, t, lab) for a in arms for t in tasks for lab in labels if (a, t, lab) not in ranges]
+    if missing:
+        raise ValueError(f"ranges misses {missing[:3]}: every arm needs every task and scheme")
+    headers = ["scheme"] + [f"{task}, {arm}" for arm in arms for task in tasks]
+    rows = [[label] + [range_text(*ranges[arm, task, label]) for arm in arms for task in tasks] for label in labels]
+    return headers, rows
 
 
 def kept_text(value: float, kept: bool, *, mark: str = "kept") -> str:

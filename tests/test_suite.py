@@ -8,6 +8,8 @@ from posenc.interactive import Explorer
 from posenc.results import RunResult
 from posenc.suite import (
     SOLVED,
+    arm_ranges,
+    arm_table,
     choose_learning_rates,
     learning_rate_rows,
     learning_rate_spread,
@@ -187,3 +189,26 @@ def test_workaround_labels_use_the_books_names() -> None:
     assert workaround_label("learned (bert) + interpolate") == "learned (bert) + per-input rescale"
     assert workaround_label("learned (bert) + clip") == "learned (bert) + clip"
     assert workaround_label("rope") == "rope"
+
+
+def test_arm_ranges_read_both_arms_and_the_table_puts_the_anchor_first() -> None:
+    runs = [replace_config(run, bos_token=anchor, accuracy=run.metrics["accuracy"] - (0 if anchor else 0.5))
+            for run in _grid() for anchor in (True, False)]
+    arms, ranges = arm_ranges(runs)
+    assert list(arms) == ["anchor", "no anchor"]
+    assert ranges["anchor", "copy_offset", "rope"] == pytest.approx((0.91, 0.91))  # one rate wins validation
+    assert ranges["no anchor", "copy_offset", "rope"] == pytest.approx((0.41, 0.41))
+    headers, rows = arm_table(ranges)
+    assert headers == ["scheme", "copy_offset, anchor", "marker_recall, anchor", "copy_offset, no anchor",
+                       "marker_recall, no anchor"]
+    assert rows[0] == ["rope", "0.910", "0.910", "0.410", "0.410"]
+    with pytest.raises(ValueError, match="no run without an anchor token"):
+        arm_ranges([r for r in runs if r.config["bos_token"]])
+    with pytest.raises(ValueError, match="ranges misses"):
+        arm_table({k: v for k, v in ranges.items() if k != ("no anchor", "marker_recall", "rope")})
+
+
+def replace_config(run: RunResult, *, bos_token: bool, accuracy: float) -> RunResult:
+    """The same run, with or without an anchor token and another test accuracy."""
+    return RunResult(config={**run.config, "bos_token": bos_token}, seed=run.seed,
+                     metrics={**run.metrics, "accuracy": accuracy}, history=run.history, wall_time_s=1.0)
