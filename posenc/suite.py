@@ -62,6 +62,7 @@ __all__ = [
     "new_position_series",
     "tied_rows",
     "arm_ranges",
+    "ranges_by",
     "arm_table",
     "range_text",
     "scaling_rows",
@@ -432,22 +433,64 @@ def arm_ranges(
     return arms, ranges
 
 
-def arm_table(ranges: Mapping[tuple[str, str, str], tuple[float, float]]) -> tuple[list[str], list[list[str]]]:
-    """``(headers, rows)`` of :func:`arm_ranges`'s ranges: one row per scheme, one column per
-    arm and task (every task with the anchor first, then without), each as :func:`range_text`.
+def ranges_by(
+    results: Sequence[RunResult], field: str, metric: str = "accuracy"
+) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """Like :func:`arm_ranges`, with the runs split by another config field (e.g. ``token_init_std``):
+    learning rates are chosen within each value of ``field``, never across them.
+
+    Returns:
+        ``(f"{field} {value}", task, label) -> (low, high)``, values in the order the runs meet them.
 
     Raises:
-        ValueError: ``ranges`` is empty, or misses an (arm, task, scheme) combination.
+        ValueError: a run has no ``field`` in its config, or lacks ``metric``.
+    """
+    results = check_results("results", results, allow_empty=False)
+    check_text("field", field, empty=False)
+    check_text("metric", metric, empty=False)
+    missing = [r for r in results if field not in r.config]
+    if missing:
+        raise ValueError(f"field {field!r} is not in the config of {len(missing)} run(s); configs have "
+                         f"{sorted(missing[0].config)}")
+    ranges: dict[tuple[str, str, str], tuple[float, float]] = {}
+    for value in dict.fromkeys(r.config[field] for r in results):
+        cells = choose_learning_rates([r for r in results if r.config[field] == value])
+        name = f"{field} {value:g}" if isinstance(value, float) else f"{field} {value}"
+        ranges.update({(name, *key): tied_range(cell, metric) for key, cell in cells.items()})
+    return ranges
+
+
+def arm_table(
+    ranges: Mapping[tuple[str, str, str], tuple[float, float]], *, blank: str | None = None
+) -> tuple[list[str], list[list[str]]]:
+    """``(headers, rows)`` of :func:`arm_ranges`'s (or :func:`ranges_by`'s) ranges: one row per
+    scheme, one column per arm and task (every task of the first arm, then the next), each as
+    :func:`range_text`.
+
+    Args:
+        ranges: ``(arm, task, label) -> (low, high)``.
+        blank: the text of a combination that was not run; ``None`` (default): every arm must
+            have every task and scheme.
+
+    Raises:
+        ValueError: ``ranges`` is empty, or misses a combination and ``blank`` is ``None``.
     """
     check_mapping("ranges", ranges, min_len=1, what="a dict of (arm, task, label) -> (low, high) (arm_ranges)")
+    if blank is not None:
+        blank = check_text("blank", blank)
     arms = list(dict.fromkeys(arm for arm, _, _ in ranges))
     tasks = list(dict.fromkeys(task for _, task, _ in ranges))
     labels = list(dict.fromkeys(label for _, _, label in ranges))
     missing = [(a, t, lab) for a in arms for t in tasks for lab in labels if (a, t, lab) not in ranges]
-    if missing:
-        raise ValueError(f"ranges misses {missing[:3]}: every arm needs every task and scheme")
+    if missing and blank is None:
+        raise ValueError(f"ranges misses {missing[:3]}: every arm needs every task and scheme "
+                         "(or pass blank='...' to show what was not run)")
+
+    def text(key: tuple[str, str, str]) -> str:
+        return range_text(*ranges[key]) if key in ranges else str(blank)
+
     headers = ["scheme"] + [f"{task}, {arm}" for arm in arms for task in tasks]
-    rows = [[label] + [range_text(*ranges[arm, task, label]) for arm in arms for task in tasks] for label in labels]
+    rows = [[label] + [text((arm, task, label)) for arm in arms for task in tasks] for label in labels]
     return headers, rows
 
 

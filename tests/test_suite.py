@@ -10,6 +10,7 @@ from posenc.suite import (
     SOLVED,
     arm_ranges,
     arm_table,
+    ranges_by,
     choose_learning_rates,
     learning_rate_rows,
     learning_rate_spread,
@@ -206,9 +207,24 @@ def test_arm_ranges_read_both_arms_and_the_table_puts_the_anchor_first() -> None
         arm_ranges([r for r in runs if r.config["bos_token"]])
     with pytest.raises(ValueError, match="ranges misses"):
         arm_table({k: v for k, v in ranges.items() if k != ("no anchor", "marker_recall", "rope")})
+    partial = arm_table({k: v for k, v in ranges.items() if k != ("no anchor", "marker_recall", "rope")}, blank="not run")
+    assert partial[1][0][-1] == "not run"
 
 
 def replace_config(run: RunResult, *, bos_token: bool, accuracy: float) -> RunResult:
     """The same run, with or without an anchor token and another test accuracy."""
     return RunResult(config={**run.config, "bos_token": bos_token}, seed=run.seed,
                      metrics={**run.metrics, "accuracy": accuracy}, history=run.history, wall_time_s=1.0)
+
+
+def test_ranges_by_choose_rates_within_each_value_of_the_field() -> None:
+    runs = [RunResult(config={**run.config, "token_init_std": std}, seed=run.seed,
+                      metrics={**run.metrics, "accuracy": run.metrics["accuracy"] * (1 if std == 1.0 else 0.5)},
+                      history=run.history, wall_time_s=1.0)
+            for run in _grid() for std in (1.0, 0.02)]
+    ranges = ranges_by(runs, "token_init_std")
+    assert ranges["token_init_std 1", "copy_offset", "rope"] == pytest.approx((0.91, 0.91))
+    assert ranges["token_init_std 0.02", "copy_offset", "rope"] == pytest.approx((0.455, 0.455))
+    assert arm_table(ranges)[0][1] == "copy_offset, token_init_std 1"
+    with pytest.raises(ValueError, match="field 'n_layers' is not in the config"):
+        ranges_by(runs, "n_layers")
