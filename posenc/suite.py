@@ -41,7 +41,7 @@ from posenc.checks import (
     check_text,
     check_text_sequence,
 )
-from posenc.results import RunResult, Series, check_results, curve, extrapolation_variants, run_label
+from posenc.results import RunResult, Series, check_results, config_value, curve, extrapolation_variants, run_label
 from posenc.robustness import rate_text, tied_rates
 from posenc.rope_scaling import METHOD_NAMES
 
@@ -63,6 +63,7 @@ __all__ = [
     "tied_rows",
     "arm_ranges",
     "ranges_by",
+    "ranking_text",
     "arm_table",
     "range_text",
     "scaling_rows",
@@ -443,21 +444,45 @@ def ranges_by(
         ``(f"{field} {value}", task, label) -> (low, high)``, values in the order the runs meet them.
 
     Raises:
-        ValueError: a run has no ``field`` in its config, or lacks ``metric``.
+        ValueError: ``field`` is not a config field (:func:`posenc.results.config_value`: a field
+            left out of an older config reads as its default), or a run lacks ``metric``.
     """
     results = check_results("results", results, allow_empty=False)
     check_text("field", field, empty=False)
     check_text("metric", metric, empty=False)
-    missing = [r for r in results if field not in r.config]
-    if missing:
-        raise ValueError(f"field {field!r} is not in the config of {len(missing)} run(s); configs have "
-                         f"{sorted(missing[0].config)}")
+    values = [config_value(r.config, field) for r in results]  # raises for a field no config knows
     ranges: dict[tuple[str, str, str], tuple[float, float]] = {}
-    for value in dict.fromkeys(r.config[field] for r in results):
-        cells = choose_learning_rates([r for r in results if r.config[field] == value])
+    for value in dict.fromkeys(values):
+        cells = choose_learning_rates([r for r, v in zip(results, values, strict=True) if v == value])
         name = f"{field} {value:g}" if isinstance(value, float) else f"{field} {value}"
         ranges.update({(name, *key): tied_range(cell, metric) for key, cell in cells.items()})
     return ranges
+
+
+def ranking_text(ranges: Mapping[str, tuple[float, float]], *, names: Mapping[str, str] | None = None) -> str:
+    """An order of schemes by their range over the tied rates, ``"ALiBi > NoPE ≈ T5 > RoPE"``.
+
+    Schemes are sorted by the midpoint of their range, highest first; two neighbours whose
+    ranges overlap are joined by ``"≈"`` (the learning rate can swap them), others by ``">"``.
+
+    Args:
+        ranges: ``label -> (low, high)``.
+        names: how to print each label (default: the label).
+
+    Raises:
+        ValueError: ``ranges`` is empty, or a range has ``low > high``.
+    """
+    check_mapping("ranges", ranges, min_len=1, what="a dict of label -> (low, high)")
+    for label, (low, high) in ranges.items():
+        if low > high:
+            raise ValueError(f"ranges[{label!r}] has low > high: {(low, high)!r}")
+    names = dict(names or {})
+    ordered = sorted(ranges, key=lambda label: -(ranges[label][0] + ranges[label][1]))
+    text = names.get(ordered[0], ordered[0])
+    for before, label in zip(ordered, ordered[1:], strict=False):
+        overlap = ranges[label][1] >= ranges[before][0]
+        text += (" \u2248 " if overlap else " > ") + names.get(label, label)
+    return text
 
 
 def arm_table(

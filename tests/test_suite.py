@@ -11,6 +11,7 @@ from posenc.suite import (
     arm_ranges,
     arm_table,
     ranges_by,
+    ranking_text,
     choose_learning_rates,
     learning_rate_rows,
     learning_rate_spread,
@@ -226,5 +227,13 @@ def test_ranges_by_choose_rates_within_each_value_of_the_field() -> None:
     assert ranges["token_init_std 1", "copy_offset", "rope"] == pytest.approx((0.91, 0.91))
     assert ranges["token_init_std 0.02", "copy_offset", "rope"] == pytest.approx((0.455, 0.455))
     assert arm_table(ranges)[0][1] == "copy_offset, token_init_std 1"
-    with pytest.raises(ValueError, match="field 'n_layers' is not in the config"):
-        ranges_by(runs, "n_layers")
+    with pytest.raises(ValueError, match="name 'n_layer' is not a field"):
+        ranges_by(runs, "n_layer")
+
+
+def test_ranking_text_joins_overlapping_ranges() -> None:
+    ranges = {"rope": (0.2, 0.4), "alibi": (0.95, 1.0), "none": (0.5, 0.8), "t5_bias": (0.6, 0.7)}
+    assert ranking_text(ranges) == "alibi > none \u2248 t5_bias > rope"
+    assert ranking_text(ranges, names={"none": "NoPE"}) == "alibi > NoPE \u2248 t5_bias > rope"
+    with pytest.raises(ValueError, match="low > high"):
+        ranking_text({"rope": (0.5, 0.4)})
