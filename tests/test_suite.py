@@ -104,6 +104,8 @@ def test_outcome_counts_solved_seeds_and_keeps_every_value() -> None:
     assert result.values == (1.0, 0.95, 0.1, 1.0, 0.92)
     assert result.mean == pytest.approx(0.794) and result.std == pytest.approx(0.3894, abs=1e-4)
     assert outcome_text(result) == "0.794\u00a0±\u00a00.389 (4\u00a0of\u00a05\u00a0≥\u00a00.9)"
+    # a unimodal cell straddling the line gets no count: it would split noise
+    assert outcome_text(outcome([0.88, 0.91, 0.93, 0.97, 0.96])) == "0.930\u00a0±\u00a00.037"
     assert outcome([0.5]).std == 0.0
     with pytest.raises(ValueError, match="values is empty"):
         outcome([])
