@@ -64,6 +64,7 @@ __all__ = [
     "arm_ranges",
     "ranges_by",
     "ranking_text",
+    "reversals",
     "arm_table",
     "range_text",
     "scaling_rows",
@@ -488,6 +489,37 @@ def ranking_text(ranges: Mapping[str, tuple[float, float]], *, names: Mapping[st
         overlap = ranges[label][1] >= ranges[before][0]
         text += (" \u2248 " if overlap else " > ") + names.get(label, label)
     return text
+
+
+def reversals(
+    before: Mapping[str, tuple[float, float]], after: Mapping[str, tuple[float, float]]
+) -> list[tuple[str, str]]:
+    """The pairs of schemes whose order flips between two readings, counting only clear orders.
+
+    ``a`` is clearly above ``b`` when ``a``'s range lies entirely above ``b``'s (no learning
+    rate can swap them). A pair reverses when it is clearly ``a`` over ``b`` in ``before`` and
+    clearly ``b`` over ``a`` in ``after``; a pair that merely becomes or stops being a tie is
+    not a reversal.
+
+    Args:
+        before, after: ``label -> (low, high)`` for the same labels.
+
+    Returns:
+        ``[(a, b), ...]``: ``a`` was above ``b`` before and is below it after, in ``before``'s order.
+
+    Raises:
+        ValueError: the two readings do not cover the same labels.
+    """
+    check_mapping("before", before, min_len=1, what="a dict of label -> (low, high)")
+    check_mapping("after", after, min_len=1, what="a dict of label -> (low, high)")
+    if set(before) != set(after):
+        raise ValueError(f"before and after must cover the same labels, got {sorted(before)} and {sorted(after)}")
+
+    def above(ranges: Mapping[str, tuple[float, float]], a: str, b: str) -> bool:
+        return ranges[a][0] > ranges[b][1]
+
+    labels = list(before)
+    return [(a, b) for a in labels for b in labels if a != b and above(before, a, b) and above(after, b, a)]
 
 
 def arm_table(

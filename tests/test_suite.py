@@ -12,6 +12,7 @@ from posenc.suite import (
     arm_table,
     ranges_by,
     ranking_text,
+    reversals,
     choose_learning_rates,
     learning_rate_rows,
     learning_rate_spread,
@@ -239,3 +240,13 @@ def test_ranking_text_joins_overlapping_ranges() -> None:
     assert ranking_text(ranges, names={"none": "NoPE"}) == "alibi > NoPE \u2248 t5_bias > rope"
     with pytest.raises(ValueError, match="low > high"):
         ranking_text({"rope": (0.5, 0.4)})
+
+
+def test_reversals_count_only_clear_orders_that_flip() -> None:
+    before = {"rope": (0.9, 0.95), "t5_bias": (0.5, 0.6), "none": (0.55, 0.7)}
+    after = {"rope": (0.2, 0.3), "t5_bias": (0.8, 0.9), "none": (0.25, 0.85)}
+    # rope over t5 flips; rope over none becomes a tie (not a reversal); t5 and none were tied
+    assert reversals(before, after) == [("rope", "t5_bias")]
+    assert reversals(before, before) == []
+    with pytest.raises(ValueError, match="same labels"):
+        reversals(before, {"rope": (0.1, 0.2)})
