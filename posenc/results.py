@@ -618,6 +618,9 @@ def drop_onsets(positions: Sequence[int], accuracy: Sequence[float], *, drop: fl
         The positions where a fall starts, in order.
     """
     xs = check_int_sequence("positions", positions, min_len=2)
+    if isinstance(accuracy, str | bytes) or not isinstance(accuracy, Sequence):
+        raise TypeError(f"accuracy must be a sequence of accuracies in [0, 1], got {accuracy!r} "
+                        f"of type {type(accuracy).__name__}")
     ys = [check_real(f"accuracy[{i}]", a, low=0.0, high=1.0) for i, a in enumerate(accuracy)]
     if len(ys) != len(xs):
         raise ValueError(f"positions and accuracy must have the same length, got {len(xs)} and {len(ys)}")

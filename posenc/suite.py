@@ -482,7 +482,7 @@ def ranking_text(ranges: Mapping[str, tuple[float, float]], *, names: Mapping[st
     for label, (low, high) in ranges.items():
         if low > high:
             raise ValueError(f"ranges[{label!r}] has low > high: {(low, high)!r}")
-    names = dict(names or {})
+    names = dict(check_mapping("names", names, what="a dict of label -> printed name") if names is not None else {})
     ordered = sorted(ranges, key=lambda label: -(ranges[label][0] + ranges[label][1]))
     text = names.get(ordered[0], ordered[0])
     for before, label in zip(ordered, ordered[1:], strict=False):
