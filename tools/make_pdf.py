@@ -907,11 +907,15 @@ def _print_book(page: Any, out: Path, title: str, order: list[str], report: Prin
         again, last_again = destination_pages(out), page_count(out)
         # What the filled numbers point at: the numbered entries and each page's opening (other
         # destinations, cross-references, may shift by a page from one print to the next).
-        if last_again == last_page and all(again.get(name) == pages.get(name) for name in settled):
+        moved = {name: (pages.get(name), again.get(name)) for name in sorted(settled)
+                 if again.get(name) != pages.get(name)}
+        if last_again == last_page and not moved:
             break
         pages, last_page = again, last_again
     else:
-        raise RuntimeError(f"page numbers still moved after {MAX_PRINTS} prints")
+        shown = ", ".join(f"{name} {before}->{after}" for name, (before, after) in list(moved.items())[:8])
+        raise RuntimeError(f"page numbers still moved after {MAX_PRINTS} prints: {len(moved)} moved ({shown}); "
+                           f"last page {last_page}")
     draft.unlink()
     report.page_numbers = {name: pages[name] for name in watched}
     report.handout_ranges = {doc: texts[doc] for doc in docs if doc in texts}
