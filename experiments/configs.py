@@ -113,6 +113,79 @@ def suite_configs() -> Cells:
     return cells
 
 
+#: The learning rates of the encoder suite (600 steps, chapter 6's budget).
+ENCODER_LRS = (1e-3, 3e-3, 1e-2)
+#: One more rate for the bias schemes on the encoder's absolute tasks, where 1e-2 was their best.
+ENCODER_BIAS_EXTRA_LR = 3e-2
+
+
+def encoder_suite_configs() -> Cells:
+    """Chapter 6: the other tasks in the encoder, on chapter 6's budget (length 16, 600 steps), three seeds.
+
+    Tasks: marker_recall (long-range content), copy_half (absolute) and reverse (absolute,
+    length-tied; an encoder-only task). Every scheme of the suites, without and with a
+    ``[CLS]``-like anchor token, at three learning rates chosen on a validation split. On
+    the two absolute tasks the bias schemes (ALiBi, T5) did best at the top rate, so the
+    sweep goes one rate higher for them there (:data:`ENCODER_BIAS_EXTRA_LR`), to bracket it.
+    """
+    base = replace(ch6_configs()[0][0], validation_examples=256, exact_match=True, curve_examples=128,
+                   log_every=50)
+
+    def rates(task: str, scheme: str) -> tuple[float, ...]:
+        extra = task in ("copy_half", "reverse") and scheme in ("alibi", "t5_bias")
+        return (*ENCODER_LRS, ENCODER_BIAS_EXTRA_LR) if extra else ENCODER_LRS
+
+    return [(replace(base, task=task, scheme=s, position_options=o, bos_token=anchor, lr=lr), SUITE_SEEDS)
+            for task in ("marker_recall", "copy_half", "reverse") for anchor in ANCHORS
+            for s, o in suite_schemes() for lr in rates(task, s)]
+
+
+def ch7_arm_configs() -> Cells:
+    """Chapter 7's two extra arms, causal, anchored, at the suite's two central learning rates, three seeds.
+
+    * Training lengths that vary (``min_seq_len=4``: each batch 4 to 16 tokens), one of the
+      differences from Kazemnejad et al. (2023), every scheme of the suite.
+    * Randomized positions (Ruoss et al., 2023): positions drawn from 0 .. 127 in training and
+      at test, for the schemes that read positions as such (sinusoidal, learned, RoPE).
+
+    No fine-tuning; whole-sequence scores beside per-token ones.
+    """
+    base = replace(suite_configs()[0][0], finetune_steps=0, finetune_len=None, bos_token=True)
+    cells: Cells = []
+    for task in SUITE_TASKS:
+        for scheme, options in suite_schemes():
+            workarounds = STRATEGIES if _has_table(scheme) else ()
+            cells += [(replace(base, task=task, scheme=scheme, position_options=options, lr=lr, min_seq_len=4,
+                               eval_extrapolations=workarounds), SUITE_SEEDS) for lr in (1e-3, 3e-3)]
+        for scheme, options in (("sinusoidal", {}), ("learned", {"init": "bert"}), ("rope", {})):
+            cells += [(replace(base, task=task, scheme=scheme, position_options=options, lr=lr, random_positions=128),
+                       SUITE_SEEDS) for lr in (1e-3, 3e-3)]
+    return cells
+
+
+def scale_configs() -> Cells:
+    """Chapters 6, 8 and 9: do tables that start small learn, once the tokens start small too?
+
+    Chapter 6's low-data regime (64 training sequences, copy-offset, encoder, 600 steps) for
+    each table that starts at BERT's scale (learned, factored, hierarchical, frozen sinusoid
+    with a learned scale): with tokens at N(0, 1) as in the other grids and at N(0, 0.02),
+    the same scale; and a learned table that starts at N(0, 1) beside tokens at N(0, 1). Three
+    learning rates chosen on validation, three seeds.
+    """
+    base = replace(ch6_configs()[0][0], n_train_examples=LOW_DATA_EXAMPLES, validation_examples=256,
+                   curve_examples=0)
+    tables = [("learned", {"init": "bert"}), ("hybrid-factored", {}), ("hybrid-hierarchical", {}),
+              ("hybrid-scaled-sinusoid", {})]
+    cells: Cells = []
+    for scheme, options in tables:
+        for token_std in (1.0, 0.02):
+            cells += [(replace(base, scheme=scheme, position_options=options, token_init_std=token_std, lr=lr),
+                       SUITE_SEEDS) for lr in ENCODER_LRS]
+    cells += [(replace(base, scheme="learned", position_options={"init": "normal"}, lr=lr), SUITE_SEEDS)
+              for lr in ENCODER_LRS]
+    return cells
+
+
 def encoder_configs() -> Cells:
     """Chapters 6 and 10: the encoder checks, on chapter 6's budget (copy-offset, length 16, 600 steps), five seeds.
 
@@ -129,19 +202,6 @@ def encoder_configs() -> Cells:
                        n_train_examples=64), 5)
               for init in ("bert", "sinusoidal") for std in (1.0, 0.02)]
     return cells
-
-
-def encoder_suite_configs() -> Cells:
-    """Chapter 6: the other tasks in the encoder, on chapter 6's budget (length 16, 600 steps, lr 3e-3), five seeds.
-
-    Tasks: marker_recall (long-range content), copy_half (absolute) and reverse (absolute,
-    length-tied; an encoder-only task). Schemes: as the suite, with ALiBi given an anchor
-    token (without one, its symmetric encoder bias cannot tell a sequence from its reverse).
-    """
-    base = ch6_configs()[0][0]
-    schemes = [(s, o, False) for s, o in suite_schemes() if s != "alibi"] + [("alibi", {}, True)]
-    return [(replace(base, task=task, scheme=s, position_options=o, bos_token=bos), 5)
-            for task in ("marker_recall", "copy_half", "reverse") for s, o, bos in schemes]
 
 
 #: Chapter 11's RoPE scaling methods, tested on RoPE models with the suite's budget.
@@ -271,10 +331,48 @@ def table_entry(model: torch.nn.Module, result: RunResult, n_positions: int) -> 
     }
 
 
+#: The realistic regime (chapters 7 and 11): heads of width 64 trained on 512 tokens, where
+#: YaRN's three zones of pairs each hold many pairs (4 kept, 12 ramped, 16 interpolated).
+REALISTIC_LEN = 512
+REALISTIC_D_HEAD = 64
+#: Its tasks and their budgets (steps): the local rule learns in a few hundred steps; the
+#: long-range lookups need the length curriculum (``curriculum_steps``) to start learning.
+REALISTIC_TASKS: dict[str, int] = {"copy_offset": 300, "marker_recall": 1000, "passkey": 800}
+REALISTIC_LRS = (1e-3, 3e-3)
+#: Partial rotation, the 2025-26 designs: a quarter of each head rotates, compressed ladder
+#: (Hugging Face's partial_rotary_factor) or truncated (p-RoPE).
+PARTIAL_ROPE = ({"partial": 0.25, "ladder": "compressed"}, {"partial": 0.25, "ladder": "truncated"})
+
+
+def realistic_base() -> TrainConfig:
+    """The realistic regime's model and training: one head of width 64, two layers, an anchor,
+    training lengths that grow from 16 to 512 over the first half of training."""
+    return TrainConfig(seq_len=REALISTIC_LEN, steps=1000, batch_size=16, d_model=REALISTIC_D_HEAD, n_heads=1,
+                       n_layers=2, causal=True, bos_token=True, min_seq_len=16, curriculum_steps=500,
+                       eval_lengths=(2 * REALISTIC_LEN, 4 * REALISTIC_LEN), eval_examples=128, per_position=False,
+                       score_new_positions=True, validation_examples=128, log_every=100, curve_examples=64,
+                       exact_match=True)
+
+
+def realistic_configs() -> Cells:
+    """Chapter 7's matrix in the realistic regime: every suite scheme plus partial RoPE, three tasks,
+    two learning rates, three seeds; new positions at 2x and 4x."""
+    cells: Cells = []
+    for task, steps in REALISTIC_TASKS.items():
+        base = replace(realistic_base(), task=task, steps=steps, curriculum_steps=steps // 2)
+        schemes = [*suite_schemes(), *(("rope", dict(options)) for options in PARTIAL_ROPE)]
+        for scheme, options in schemes:
+            workarounds = STRATEGIES if _has_table(scheme) else ()
+            cells += [(replace(base, scheme=scheme, position_options=options, lr=lr, eval_extrapolations=workarounds),
+                       SUITE_SEEDS) for lr in REALISTIC_LRS]
+    return cells
+
+
 #: The chapter grids by ``--grid`` name (the runner adds ``ch8_ch10``, whose runs have their own seeds).
 GRIDS: dict[str, Callable[[], Cells]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
-    "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs}
+    "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs, "ch7_arms": ch7_arm_configs,
+    "scale": scale_configs, "realistic": realistic_configs}
 
 #: Trained models stored next to a grid (by grid name): file name -> config.
 CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {"rope_scaling": rope_scaling_checkpoints}

@@ -32,6 +32,7 @@ from posenc.checks import (
     check_bool,
     check_choice,
     check_even_int,
+    check_nonnegative_int,
     check_integers,
     check_positions,
     check_positive_float,
@@ -76,6 +77,7 @@ __all__ = [
     "PARTIAL_LADDERS",
     "partial_inverse_frequencies",
     "rope_angles",
+    "rope_alias_offsets",
     "apply_rope",
     "apply_rope_reference",
     "RotaryEmbedding",
@@ -185,6 +187,44 @@ def rope_angles(
             raise ValueError(f"inverse_frequencies must have shape ({d_head // 2},) for d_head={d_head}, "
                              f"got {tuple(speeds.shape)}")
     return pos.unsqueeze(-1) * speeds.to(pos.device)
+
+
+def rope_alias_offsets(
+    offset: int, d_head: int, *, max_offset: int, pairs: int = 2, tolerance: float = 0.6, base: float = 10000.0
+) -> list[tuple[int, tuple[float, ...]]]:
+    """The longer offsets that RoPE's fastest pairs cannot tell from ``offset``.
+
+    Pair ``i`` turns a key at offset ``r`` by ``r * theta_i``; it confuses ``r`` with ``offset``
+    when the two angles differ by a whole number of turns, give or take ``tolerance``. A model
+    that reads a short offset from the fastest pairs alone sees such an ``r`` as that offset.
+
+    Args:
+        offset: the offset a rule needs (e.g. 2 for copy-offset), ``>= 0``.
+        d_head: query/key width (even); base: RoPE's base.
+        max_offset: the largest offset to look at (the longest input's length minus one).
+        pairs: how many of the fastest pairs must all be fooled.
+        tolerance: largest wrapped angle difference (radians) that counts as "cannot tell".
+
+    Returns:
+        ``[(r, (difference in pair 0, pair 1, ...)), ...]`` for every ``offset < r <= max_offset``
+        fooling all ``pairs`` pairs, smallest ``r`` first; differences in radians, in ``[0, pi]``.
+    """
+    offset = check_nonnegative_int("offset", offset)
+    max_offset = check_positive_int("max_offset", max_offset)
+    if max_offset <= offset:
+        raise ValueError(f"max_offset must be > offset ({offset}), got {max_offset}")
+    speeds = rope_inverse_frequencies(d_head, base=base).to(torch.float64)
+    pairs = check_positive_int("pairs", pairs)
+    if pairs > speeds.numel():
+        raise ValueError(f"pairs must be at most d_head / 2 = {speeds.numel()}, got {pairs}")
+    tolerance = check_real("tolerance", tolerance, low=0.0, low_open=True, high=math.pi)
+    found = []
+    for r in range(offset + 1, max_offset + 1):
+        angles = (r - offset) * speeds[:pairs]
+        differences = torch.remainder(angles + math.pi, 2 * math.pi) - math.pi  # wrapped into [-pi, pi)
+        if bool((differences.abs() <= tolerance).all()):
+            found.append((r, tuple(round(float(d), 4) for d in differences.abs())))
+    return found
 
 
 def apply_rope(

@@ -45,6 +45,7 @@ from posenc.checks import (
 
 __all__ = [
     "LATER_FIELD_DEFAULTS",
+    "drop_onsets",
     "RunResult",
     "config_value",
     "save_results",
@@ -602,6 +603,32 @@ def position_curve(results: Sequence[RunResult], key: str) -> Series:
         means.append(statistics.fmean(column))
         stds.append(_sample_std(column))
     return positions, means, stds
+
+
+def drop_onsets(positions: Sequence[int], accuracy: Sequence[float], *, drop: float = 0.05) -> list[int]:
+    """Where a per-position accuracy curve starts to fall: the first position of each run of
+    steps that each lose more than ``drop`` from the position before.
+
+    Args:
+        positions, accuracy: the curve (e.g. from :func:`position_curves`), same length,
+            positions increasing.
+        drop: the smallest fall per position that counts.
+
+    Returns:
+        The positions where a fall starts, in order.
+    """
+    xs = check_int_sequence("positions", positions, min_len=2)
+    if isinstance(accuracy, str | bytes) or not isinstance(accuracy, Sequence):
+        raise TypeError(f"accuracy must be a sequence of accuracies in [0, 1], got {accuracy!r} "
+                        f"of type {type(accuracy).__name__}")
+    ys = [check_real(f"accuracy[{i}]", a, low=0.0, high=1.0) for i, a in enumerate(accuracy)]
+    if len(ys) != len(xs):
+        raise ValueError(f"positions and accuracy must have the same length, got {len(xs)} and {len(ys)}")
+    if any(b <= a for a, b in zip(xs, xs[1:], strict=False)):
+        raise ValueError(f"positions must increase, got {xs}")
+    drop = check_real("drop", drop, low=0.0, low_open=True, high=1.0)
+    falls = [ys[i - 1] - ys[i] > drop for i in range(1, len(ys))]
+    return [xs[i] for i in range(1, len(ys)) if falls[i - 1] and (i == 1 or not falls[i - 2])]
 
 
 def position_curves(

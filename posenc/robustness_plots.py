@@ -161,7 +161,7 @@ def conclusion_explorer(verdicts: Sequence[Verdict], *, conclusion: str | None =
         conclusion = keys.get(conclusion, conclusion)
         check_choice("conclusion", conclusion, names)
     fig = new_figure(
-        title="", x_title="setting", y_title="difference (better − worse)",
+        title="A conclusion, setting by setting", x_title="setting", y_title="difference (better − worse)",
         alt=("Dot plot of one conclusion's difference between its two sides in every setting of its sensitivity "
              "set (task, anchor, tied learning rates), with error bars of two standard errors and a dashed line at "
              "the margin the difference must clear; the marker shape gives the status (holds, unclear, reversed)."),

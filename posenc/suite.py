@@ -12,7 +12,7 @@ budget for all. This module turns it into what the chapters report:
   "k of n seeds solved" (``>= SOLVED``), because outcomes are often bimodal.
 * :func:`suite_variants`: a learned table appears once per workaround (clip, modular,
   per-input rescale), every other scheme once.
-* :func:`tied_rows`, :func:`learning_rate_rows`: HTML-table rows.
+* :func:`tied_rows`, :func:`learning_rate_rows`, :func:`arm_table`: HTML-table rows.
 
 Its figures (the seed and learning-curve explorers) are :mod:`posenc.suite_plots`.
 
@@ -41,12 +41,13 @@ from posenc.checks import (
     check_text,
     check_text_sequence,
 )
-from posenc.results import RunResult, Series, check_results, curve, extrapolation_variants, run_label
-from posenc.robustness import rate_text, tied_rates
+from posenc.results import RunResult, Series, check_results, config_value, curve, extrapolation_variants, run_label
+from posenc.robustness import is_bimodal, rate_text, tied_rates
 from posenc.rope_scaling import METHOD_NAMES
 
 __all__ = [
     "SOLVED",
+    "ARMS",
     "WORKAROUND_NAMES",
     "SuiteCell",
     "Outcome",
@@ -60,6 +61,11 @@ __all__ = [
     "tied_range",
     "new_position_series",
     "tied_rows",
+    "arm_ranges",
+    "ranges_by",
+    "ranking_text",
+    "reversals",
+    "arm_table",
     "range_text",
     "scaling_rows",
     "kept_text",
@@ -196,11 +202,16 @@ def outcome(values: Sequence[float], threshold: float = SOLVED) -> Outcome:
 
 
 def outcome_text(result: Outcome, *, digits: int = 3) -> str:
-    """``"0.843 ± 0.351 (4 of 5 ≥ 0.9)"``: mean ± std and how many seeds solved it."""
+    """``"0.931 ± 0.041"``: mean ± std over the seeds; where the seeds split into solved and far
+    below (:func:`posenc.robustness.is_bimodal`), also how many solved it,
+    ``"0.794 ± 0.389 (4 of 5 ≥ 0.9)"``. A cut through a unimodal cell would split noise, so it
+    is not shown there."""
     check_instance("result", result, Outcome, what="an Outcome (outcome(...))")
     digits = check_nonnegative_int("digits", digits)
-    return (f"{result.mean:.{digits}f}\u00a0±\u00a0{result.std:.{digits}f} "
-            f"({result.solved}\u00a0of\u00a0{result.n}\u00a0≥\u00a0{result.threshold:g})")
+    text = f"{result.mean:.{digits}f}\u00a0±\u00a0{result.std:.{digits}f}"
+    if is_bimodal(result.values, result.threshold):
+        text += f" ({result.solved}\u00a0of\u00a0{result.n}\u00a0≥\u00a0{result.threshold:g})"
+    return text
 
 
 def workaround_label(label: str) -> str:
@@ -400,6 +411,149 @@ def tied_rows(
         for label, strategy in suite_variants(cell).items():
             rows.append([label, rates] + [range_text(*tied_range(cell, m, strategy)) for m in metrics])
     return rows
+
+
+#: The two arms of a suite, as the book names them: with and without an anchor token (``bos_token``).
+ARMS: dict[str, bool] = {"anchor": True, "no anchor": False}
+
+
+def arm_ranges(
+    results: Sequence[RunResult], metric: str = "accuracy"
+) -> tuple[dict[str, dict[tuple[str, str], SuiteCell]], dict[tuple[str, str, str], tuple[float, float]]]:
+    """Both arms of a suite grid, each cell read at every learning rate validation cannot separate.
+
+    Args:
+        results: a suite grid with runs with and without an anchor token.
+        metric: the metric whose range over the tied rates is returned (no workaround).
+
+    Returns:
+        ``(arms, ranges)``: ``arms`` is ``"anchor"``/``"no anchor"`` -> :func:`choose_learning_rates`
+        of that arm; ``ranges`` is ``(arm, task, label) -> (low, high)`` (:func:`tied_range`).
+
+    Raises:
+        ValueError: an arm has no run, or a run lacks ``metric``.
+    """
+    results = check_results("results", results, allow_empty=False)
+    check_text("metric", metric, empty=False)
+    arms = {arm: choose_learning_rates(results, anchor=anchor) for arm, anchor in ARMS.items()}
+    ranges = {(arm, *key): tied_range(cell, metric) for arm, cells in arms.items() for key, cell in cells.items()}
+    return arms, ranges
+
+
+def ranges_by(
+    results: Sequence[RunResult], field: str, metric: str = "accuracy"
+) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """Like :func:`arm_ranges`, with the runs split by another config field (e.g. ``token_init_std``):
+    learning rates are chosen within each value of ``field``, never across them.
+
+    Returns:
+        ``(f"{field} {value}", task, label) -> (low, high)``, values in the order the runs meet them.
+
+    Raises:
+        ValueError: ``field`` is not a config field (:func:`posenc.results.config_value`: a field
+            left out of an older config reads as its default), or a run lacks ``metric``.
+    """
+    results = check_results("results", results, allow_empty=False)
+    check_text("field", field, empty=False)
+    check_text("metric", metric, empty=False)
+    values = [config_value(r.config, field) for r in results]  # raises for a field no config knows
+    ranges: dict[tuple[str, str, str], tuple[float, float]] = {}
+    for value in dict.fromkeys(values):
+        cells = choose_learning_rates([r for r, v in zip(results, values, strict=True) if v == value])
+        name = f"{field} {value:g}" if isinstance(value, float) else f"{field} {value}"
+        ranges.update({(name, *key): tied_range(cell, metric) for key, cell in cells.items()})
+    return ranges
+
+
+def ranking_text(ranges: Mapping[str, tuple[float, float]], *, names: Mapping[str, str] | None = None) -> str:
+    """An order of schemes by their range over the tied rates, ``"ALiBi > NoPE ≈ T5 > RoPE"``.
+
+    Schemes are sorted by the midpoint of their range, highest first; two neighbours whose
+    ranges overlap are joined by ``"≈"`` (the learning rate can swap them), others by ``">"``.
+
+    Args:
+        ranges: ``label -> (low, high)``.
+        names: how to print each label (default: the label).
+
+    Raises:
+        ValueError: ``ranges`` is empty, or a range has ``low > high``.
+    """
+    check_mapping("ranges", ranges, min_len=1, what="a dict of label -> (low, high)")
+    for label, (low, high) in ranges.items():
+        if low > high:
+            raise ValueError(f"ranges[{label!r}] has low > high: {(low, high)!r}")
+    names = dict(check_mapping("names", names, what="a dict of label -> printed name") if names is not None else {})
+    ordered = sorted(ranges, key=lambda label: -(ranges[label][0] + ranges[label][1]))
+    text = names.get(ordered[0], ordered[0])
+    for before, label in zip(ordered, ordered[1:], strict=False):
+        overlap = ranges[label][1] >= ranges[before][0]
+        text += (" \u2248 " if overlap else " > ") + names.get(label, label)
+    return text
+
+
+def reversals(
+    before: Mapping[str, tuple[float, float]], after: Mapping[str, tuple[float, float]]
+) -> list[tuple[str, str]]:
+    """The pairs of schemes whose order flips between two readings, counting only clear orders.
+
+    ``a`` is clearly above ``b`` when ``a``'s range lies entirely above ``b``'s (no learning
+    rate can swap them). A pair reverses when it is clearly ``a`` over ``b`` in ``before`` and
+    clearly ``b`` over ``a`` in ``after``; a pair that merely becomes or stops being a tie is
+    not a reversal.
+
+    Args:
+        before, after: ``label -> (low, high)`` for the same labels.
+
+    Returns:
+        ``[(a, b), ...]``: ``a`` was above ``b`` before and is below it after, in ``before``'s order.
+
+    Raises:
+        ValueError: the two readings do not cover the same labels.
+    """
+    check_mapping("before", before, min_len=1, what="a dict of label -> (low, high)")
+    check_mapping("after", after, min_len=1, what="a dict of label -> (low, high)")
+    if set(before) != set(after):
+        raise ValueError(f"before and after must cover the same labels, got {sorted(before)} and {sorted(after)}")
+
+    def above(ranges: Mapping[str, tuple[float, float]], a: str, b: str) -> bool:
+        return ranges[a][0] > ranges[b][1]
+
+    labels = list(before)
+    return [(a, b) for a in labels for b in labels if a != b and above(before, a, b) and above(after, b, a)]
+
+
+def arm_table(
+    ranges: Mapping[tuple[str, str, str], tuple[float, float]], *, blank: str | None = None
+) -> tuple[list[str], list[list[str]]]:
+    """``(headers, rows)`` of :func:`arm_ranges`'s (or :func:`ranges_by`'s) ranges: one row per
+    scheme, one column per arm and task (every task of the first arm, then the next), each as
+    :func:`range_text`.
+
+    Args:
+        ranges: ``(arm, task, label) -> (low, high)``.
+        blank: the text of a combination that was not run; ``None`` (default): every arm must
+            have every task and scheme.
+
+    Raises:
+        ValueError: ``ranges`` is empty, or misses a combination and ``blank`` is ``None``.
+    """
+    check_mapping("ranges", ranges, min_len=1, what="a dict of (arm, task, label) -> (low, high) (arm_ranges)")
+    if blank is not None:
+        blank = check_text("blank", blank)
+    arms = list(dict.fromkeys(arm for arm, _, _ in ranges))
+    tasks = list(dict.fromkeys(task for _, task, _ in ranges))
+    labels = list(dict.fromkeys(label for _, _, label in ranges))
+    missing = [(a, t, lab) for a in arms for t in tasks for lab in labels if (a, t, lab) not in ranges]
+    if missing and blank is None:
+        raise ValueError(f"ranges misses {missing[:3]}: every arm needs every task and scheme "
+                         "(or pass blank='...' to show what was not run)")
+
+    def text(key: tuple[str, str, str]) -> str:
+        return range_text(*ranges[key]) if key in ranges else str(blank)
+
+    headers = ["scheme"] + [f"{task}, {arm}" for arm in arms for task in tasks]
+    rows = [[label] + [text((arm, task, label)) for arm in arms for task in tasks] for label in labels]
+    return headers, rows
 
 
 def kept_text(value: float, kept: bool, *, mark: str = "kept") -> str:

@@ -171,6 +171,15 @@ def _runs() -> tuple[Any, ...]:
     return tuple(runs)
 
 
+def _arm_runs() -> list[Any]:
+    """The fake runs twice: with an anchor token and without (the two arms of a suite)."""
+    from posenc.results import RunResult
+
+    return [RunResult(config={**run.config, "bos_token": anchor}, seed=run.seed, metrics=run.metrics,
+                      history=run.history, wall_time_s=run.wall_time_s, extras=run.extras)
+            for run in _runs() for anchor in (True, False)]
+
+
 def _cells() -> Any:
     from posenc.suite import choose_learning_rates
 
@@ -555,9 +564,9 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.book.findings.Finding": {"conclusion": _conclusion, "grids": lambda: ("suite_grid.json",),
                                      "chapters": lambda: ("07_beyond_trained_length",)},
     "posenc.book.findings.finding": {"key": lambda: "t5>rope new@32"},
-    "posenc.book.findings.findings_in": {"chapter": lambda: "appendix_a_misunderstandings"},
+    "posenc.book.findings.findings_in": {"chapter": lambda: "08_hybrids"},
     "posenc.book.findings.evaluate_finding": {"item": _finding, "load": lambda: (lambda name: list(_runs()))},
-    "posenc.book.findings.evaluate_findings": {"chapter": lambda: "appendix_a_misunderstandings", "load": lambda: _no_grid},
+    "posenc.book.findings.evaluate_findings": {"chapter": lambda: "08_hybrids", "load": lambda: _no_grid},
     "posenc.book.findings.prose_name": {"key": lambda: "t5>rope new@32"},
     "posenc.book.findings.verdict_prose": {"verdicts": lambda: {"k": _verdict()}},
     "posenc.book.findings.verdict_rows": {"verdicts": lambda: {"k": _verdict()}},
@@ -627,6 +636,13 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.sinusoidal_plots.score_forms_figure": {"scores": lambda: {"a": np.eye(4)}},
     "posenc.sinusoidal_plots.offset_head_figure": {"weights": lambda: np.eye(6)},
     "posenc.suite.outcome_text": {"result": lambda: _import("posenc.suite.outcome")([0.5, 0.95])},
+    "posenc.suite.arm_ranges": {"results": lambda: _arm_runs()},
+    "posenc.suite.ranges_by": {"field": lambda: "seed"},
+    "posenc.suite.ranking_text": {"ranges": lambda: {"rope": (0.5, 0.6), "alibi": (0.9, 1.0)}},
+    "posenc.suite.reversals": {"before": lambda: {"rope": (0.5, 0.6), "alibi": (0.9, 1.0)},
+                               "after": lambda: {"rope": (0.9, 1.0), "alibi": (0.5, 0.6)}},
+    "posenc.suite.arm_table": {"ranges": lambda: {("anchor", "copy_offset", "rope"): (0.5, 0.6)}},
+    "posenc.results.drop_onsets": {"positions": lambda: [2, 3, 4], "accuracy": lambda: [1.0, 0.9, 0.5]},
     "posenc.suite.new_position_series": {"lengths": lambda: [8]},
     "posenc.suite.tied_rows": {"metrics": lambda: ["accuracy"], "task": lambda: "copy_offset"},
     "posenc.suite.range_text": {"low": lambda: 0.2, "high": lambda: 0.9},
@@ -1004,6 +1020,8 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed("posenc.paper.wrap_to_width", "text", "unknown", "free text: any string is wrapped"),
     Allowed("posenc.plots.plain_text", "text", "unknown", "free text: any string is read as plotly's HTML subset"),
     Allowed("posenc.results.summar*", "by", "empty", "group by no field: every run in one group, on purpose"),
+    Allowed("posenc.suite.arm_table", "blank", "unknown", "free text: any string marks a combination that was not run"),
+    Allowed("posenc.suite.ranking_text", "names", "empty", "rename no scheme: every label printed as it is"),
     Allowed("*", "strategies", "empty", "read no workaround: each scheme once, by its plain metrics"),
     Allowed("posenc.robustness.Side", "metric", "unknown", "a metric name, looked up in the runs at evaluate: a run "
             "without it is a ValueError naming it"),

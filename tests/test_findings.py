@@ -90,8 +90,8 @@ def test_findings_are_filed_by_chapter_and_key() -> None:
     seven = findings_in("07_beyond_trained_length")
     assert seven and all("07_beyond_trained_length" in f.chapters for f in seven)
     assert finding("t5>rope new@32").conclusion.tasks == ("copy_offset", "marker_recall")
-    verdicts = evaluate_findings("appendix_a_misunderstandings", load=_runs)
-    assert list(verdicts) == [f.key for f in findings_in("appendix_a_misunderstandings")]
+    verdicts = evaluate_findings("08_hybrids", load=_runs)
+    assert list(verdicts) == [f.key for f in findings_in("08_hybrids")]
 
 
 def test_unknown_keys_and_chapters_are_named() -> None:
@@ -117,7 +117,7 @@ def test_prose_names_are_python_names_and_unique() -> None:
 
 
 def test_verdicts_become_text_values_and_table_rows() -> None:
-    verdicts = evaluate_findings("appendix_a_misunderstandings", load=_runs)
+    verdicts = evaluate_findings("08_hybrids", load=_runs)
     values = verdict_prose(verdicts)
     assert set(values) == {f"{kind}_{prose_name(k)}" for k in verdicts for kind in ("verdict", "kind")}
     assert all(values[f"kind_{prose_name(k)}"] == v.kind for k, v in verdicts.items())

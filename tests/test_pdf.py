@@ -425,6 +425,19 @@ def front_matter(book_text: list[str], report: dict[str, Any]) -> str:
     return " ".join(book_text[:first_chapter])
 
 
+def test_the_numbers_filled_in_follow_a_layout_that_alternates() -> None:
+    """Chromium may lay the same document out two ways on alternate prints: then the numbers to
+    fill in are those of the print before the last, the layout the next print repeats."""
+    a, b = ({"page-07": 111}, 326), ({"page-07": 110}, 325)
+    settled = {"page-07"}
+    assert make_pdf.next_fill([a], settled) == a
+    assert make_pdf.next_fill([a, b], settled) == b  # one print behind: follow the last print
+    assert make_pdf.next_fill([a, b, a], settled) == b  # a, b, a: the next print lays out b
+    assert make_pdf.next_fill([a, b, b], settled) == b
+    with pytest.raises(ValueError, match="history must hold"):
+        make_pdf.next_fill([], settled)
+
+
 def test_contents_and_figures_carry_their_page_numbers(report: dict[str, Any], book_text: list[str]) -> None:
     destinations = named_destinations(PDF_DIR / make_pdf.BOOK_FILE)
     targets = [f"page-{Path(page).stem}" for page in report["pages"]] + report["figure_ids"]

@@ -395,3 +395,19 @@ def test_a_partial_rope_scheme_leaves_the_other_pairs_untouched() -> None:
         make_position_scheme("rope", d_model=32, n_heads=2, max_len=8, partial=0.05)
     with pytest.raises(ValueError, match="ladder must be one of"):
         make_position_scheme("rope", d_model=32, n_heads=2, max_len=8, partial=0.5, ladder="middle")
+
+
+def test_rope_alias_offsets_are_the_offsets_the_fast_pairs_confuse() -> None:
+    from posenc.relative import rope_alias_offsets
+
+    # d_head 16: pair 0 turns 1 rad per token, pair 1 0.316; offset 2 + 19 = 21 is 19 rad on
+    # (about 3 turns) in pair 0 and 6.0 rad (about 1 turn) in pair 1
+    found = rope_alias_offsets(2, 16, max_offset=63)
+    assert [r for r, _ in found] == [21, 40]
+    assert found[0][1] == pytest.approx((abs(19 - 6 * math.pi), abs(19 * 10000 ** -0.125 - 2 * math.pi)), abs=1e-4)
+    # with one pair only, more offsets fool it; an exact whole turn is found at tolerance ~0
+    assert {8, 21, 27, 46} <= {r for r, _ in rope_alias_offsets(2, 16, max_offset=63, pairs=1, tolerance=0.3)}
+    with pytest.raises(ValueError, match="max_offset must be > offset"):
+        rope_alias_offsets(2, 16, max_offset=2)
+    with pytest.raises(ValueError, match="pairs must be at most d_head / 2 = 8"):
+        rope_alias_offsets(2, 16, max_offset=63, pairs=9)

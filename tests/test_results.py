@@ -253,3 +253,17 @@ def test_stored_ch7_grid_has_every_length_and_workaround() -> None:
     curves = length_curves(results, lengths[0])
     assert {"sinusoidal", "rope", "learned (bert) + clip", "learned (bert) + interpolate"} <= set(curves)
     assert all(len(means) == len(lengths[0]) for _, means, _ in curves.values())
+
+
+def test_drop_onsets_mark_where_each_fall_starts() -> None:
+    from posenc.results import drop_onsets
+
+    positions = list(range(2, 12))
+    accuracy = [1.0, 1.0, 0.9, 0.85, 0.84, 0.84, 0.6, 0.5, 0.5, 0.49]
+    assert drop_onsets(positions, accuracy) == [4, 8]  # 8: 0.84 -> 0.6, and 0.6 -> 0.5 continues that fall
+    assert drop_onsets(positions, accuracy, drop=0.2) == [8]
+    assert drop_onsets(positions, [1.0] * 10) == []
+    with pytest.raises(ValueError, match="same length"):
+        drop_onsets(positions, accuracy[:-1])
+    with pytest.raises(ValueError, match="positions must increase"):
+        drop_onsets([3, 2], [1.0, 0.5])

@@ -8,6 +8,11 @@ from posenc.interactive import Explorer
 from posenc.results import RunResult
 from posenc.suite import (
     SOLVED,
+    arm_ranges,
+    arm_table,
+    ranges_by,
+    ranking_text,
+    reversals,
     choose_learning_rates,
     learning_rate_rows,
     learning_rate_spread,
@@ -100,6 +105,8 @@ def test_outcome_counts_solved_seeds_and_keeps_every_value() -> None:
     assert result.values == (1.0, 0.95, 0.1, 1.0, 0.92)
     assert result.mean == pytest.approx(0.794) and result.std == pytest.approx(0.3894, abs=1e-4)
     assert outcome_text(result) == "0.794\u00a0±\u00a00.389 (4\u00a0of\u00a05\u00a0≥\u00a00.9)"
+    # a unimodal cell straddling the line gets no count: it would split noise
+    assert outcome_text(outcome([0.88, 0.91, 0.93, 0.97, 0.96])) == "0.930\u00a0±\u00a00.037"
     assert outcome([0.5]).std == 0.0
     with pytest.raises(ValueError, match="values is empty"):
         outcome([])
@@ -187,3 +194,59 @@ def test_workaround_labels_use_the_books_names() -> None:
     assert workaround_label("learned (bert) + interpolate") == "learned (bert) + per-input rescale"
     assert workaround_label("learned (bert) + clip") == "learned (bert) + clip"
     assert workaround_label("rope") == "rope"
+
+
+def test_arm_ranges_read_both_arms_and_the_table_puts_the_anchor_first() -> None:
+    runs = [replace_config(run, bos_token=anchor, accuracy=run.metrics["accuracy"] - (0 if anchor else 0.5))
+            for run in _grid() for anchor in (True, False)]
+    arms, ranges = arm_ranges(runs)
+    assert list(arms) == ["anchor", "no anchor"]
+    assert ranges["anchor", "copy_offset", "rope"] == pytest.approx((0.91, 0.91))  # one rate wins validation
+    assert ranges["no anchor", "copy_offset", "rope"] == pytest.approx((0.41, 0.41))
+    headers, rows = arm_table(ranges)
+    assert headers == ["scheme", "copy_offset, anchor", "marker_recall, anchor", "copy_offset, no anchor",
+                       "marker_recall, no anchor"]
+    assert rows[0] == ["rope", "0.910", "0.910", "0.410", "0.410"]
+    with pytest.raises(ValueError, match="no run without an anchor token"):
+        arm_ranges([r for r in runs if r.config["bos_token"]])
+    with pytest.raises(ValueError, match="ranges misses"):
+        arm_table({k: v for k, v in ranges.items() if k != ("no anchor", "marker_recall", "rope")})
+    partial = arm_table({k: v for k, v in ranges.items() if k != ("no anchor", "marker_recall", "rope")}, blank="not run")
+    assert partial[1][0][-1] == "not run"
+
+
+def replace_config(run: RunResult, *, bos_token: bool, accuracy: float) -> RunResult:
+    """The same run, with or without an anchor token and another test accuracy."""
+    return RunResult(config={**run.config, "bos_token": bos_token}, seed=run.seed,
+                     metrics={**run.metrics, "accuracy": accuracy}, history=run.history, wall_time_s=1.0)
+
+
+def test_ranges_by_choose_rates_within_each_value_of_the_field() -> None:
+    runs = [RunResult(config={**run.config, "token_init_std": std}, seed=run.seed,
+                      metrics={**run.metrics, "accuracy": run.metrics["accuracy"] * (1 if std == 1.0 else 0.5)},
+                      history=run.history, wall_time_s=1.0)
+            for run in _grid() for std in (1.0, 0.02)]
+    ranges = ranges_by(runs, "token_init_std")
+    assert ranges["token_init_std 1", "copy_offset", "rope"] == pytest.approx((0.91, 0.91))
+    assert ranges["token_init_std 0.02", "copy_offset", "rope"] == pytest.approx((0.455, 0.455))
+    assert arm_table(ranges)[0][1] == "copy_offset, token_init_std 1"
+    with pytest.raises(ValueError, match="name 'n_layer' is not a field"):
+        ranges_by(runs, "n_layer")
+
+
+def test_ranking_text_joins_overlapping_ranges() -> None:
+    ranges = {"rope": (0.2, 0.4), "alibi": (0.95, 1.0), "none": (0.5, 0.8), "t5_bias": (0.6, 0.7)}
+    assert ranking_text(ranges) == "alibi > none \u2248 t5_bias > rope"
+    assert ranking_text(ranges, names={"none": "NoPE"}) == "alibi > NoPE \u2248 t5_bias > rope"
+    with pytest.raises(ValueError, match="low > high"):
+        ranking_text({"rope": (0.5, 0.4)})
+
+
+def test_reversals_count_only_clear_orders_that_flip() -> None:
+    before = {"rope": (0.9, 0.95), "t5_bias": (0.5, 0.6), "none": (0.55, 0.7)}
+    after = {"rope": (0.2, 0.3), "t5_bias": (0.8, 0.9), "none": (0.25, 0.85)}
+    # rope over t5 flips; rope over none becomes a tie (not a reversal); t5 and none were tied
+    assert reversals(before, after) == [("rope", "t5_bias")]
+    assert reversals(before, before) == []
+    with pytest.raises(ValueError, match="same labels"):
+        reversals(before, {"rope": (0.1, 0.2)})

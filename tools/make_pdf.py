@@ -84,7 +84,7 @@ RANGE_PLACEHOLDER = f"pp. {PAGE_PLACEHOLDER}\u2013{PAGE_PLACEHOLDER}"
 #: (the page's file in _toc.yml) shows its fallback text on the site and the page's range in print.
 HANDOUT_CLASS = "posenc-pages"
 #: Prints made in a row until every page number stays where the previous print put it.
-MAX_PRINTS = 3
+MAX_PRINTS = 4
 #: Code lines longer than this are reflowed before printing (a comment continues on a new comment
 #: line, a long line breaks inside its brackets): code at 7.8 pt wraps past ~100 characters, and a
 #: wrapped line is no longer valid Python.
@@ -884,6 +884,27 @@ def page_number_texts(pages: dict[str, int], order: list[str], last_page: int, d
     return texts
 
 
+def next_fill(history: list[tuple[dict[str, int], int]], settled: set[str]) -> tuple[dict[str, int], int]:
+    """The page numbers to fill in before the next print, from what every print so far laid out
+    (``history``: ``(destination pages, page count)`` per print, the draft first).
+
+    Usually the last print's numbers. But Chromium can lay the same document out in two ways on
+    alternate prints (a heading that fits at the foot of a page once, and moves to the next the
+    next time). Then the layouts alternate and the numbers one print behind never match: when the
+    last print repeats the one two before it, the next print will repeat the one before the last,
+    so its numbers are the ones to fill in.
+    """
+    if not history:
+        raise ValueError("history must hold at least the draft's pages")
+
+    def same(a: tuple[dict[str, int], int], b: tuple[dict[str, int], int]) -> bool:
+        return a[1] == b[1] and all(a[0].get(name) == b[0].get(name) for name in settled)
+
+    if len(history) >= 3 and same(history[-1], history[-3]) and not same(history[-1], history[-2]):
+        return history[-2]
+    return history[-1]
+
+
 def _print_book(page: Any, out: Path, title: str, order: list[str], report: PrintReport) -> None:
     """Print the book until its page numbers stay put: a first print with placeholders, then the
     numbers read from it filled in and printed again (and again, if a number moved a page)."""
@@ -896,6 +917,7 @@ def _print_book(page: Any, out: Path, title: str, order: list[str], report: Prin
     _pdf(page, draft, title)
     pages, last_page = destination_pages(draft), page_count(draft)
     report.prints = 1
+    history = [(pages, last_page)]  # what each print laid out, the draft first
     for _ in range(MAX_PRINTS):
         texts = page_number_texts(pages, order, last_page, docs)
         missing = [target for target in watched if target not in texts]
@@ -907,11 +929,16 @@ def _print_book(page: Any, out: Path, title: str, order: list[str], report: Prin
         again, last_again = destination_pages(out), page_count(out)
         # What the filled numbers point at: the numbered entries and each page's opening (other
         # destinations, cross-references, may shift by a page from one print to the next).
-        if last_again == last_page and all(again.get(name) == pages.get(name) for name in settled):
+        moved = {name: (pages.get(name), again.get(name)) for name in sorted(settled)
+                 if again.get(name) != pages.get(name)}
+        if last_again == last_page and not moved:
             break
-        pages, last_page = again, last_again
+        history.append((again, last_again))
+        pages, last_page = next_fill(history, settled)
     else:
-        raise RuntimeError(f"page numbers still moved after {MAX_PRINTS} prints")
+        shown = ", ".join(f"{name} {before}->{after}" for name, (before, after) in list(moved.items())[:8])
+        raise RuntimeError(f"page numbers still moved after {MAX_PRINTS} prints: {len(moved)} moved ({shown}); "
+                           f"last page {last_page}")
     draft.unlink()
     report.page_numbers = {name: pages[name] for name in watched}
     report.handout_ranges = {doc: texts[doc] for doc in docs if doc in texts}

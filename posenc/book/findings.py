@@ -33,6 +33,9 @@ __all__ = [
     "FINDINGS",
     "Finding",
     "SUITE",
+    "ENCODER_SUITE",
+    "CH7_ARMS",
+    "SCALE",
     "finding",
     "findings_in",
     "past_the_length",
@@ -45,6 +48,9 @@ __all__ = [
 
 #: The stored grids the findings read (files in ``book/data``, written by ``make grids``).
 SUITE = "suite_grid.json"
+ENCODER_SUITE = "encoder_suite_grid.json"
+CH7_ARMS = "ch7_arms_grid.json"
+SCALE = "scale_grid.json"
 
 #: The causal suite's tasks: a local relative rule, a long-range content lookup, an absolute rule.
 CAUSAL_TASKS = ("copy_offset", "marker_recall", "copy_half")
@@ -100,7 +106,7 @@ def _finding(key: str, claim: str, better: Side | float, worse: Side | float, ta
     return Finding(conclusion, tuple(grids), tuple(chapters))
 
 
-CH6, CH7, CH9, CH10 = ("06_experiments", "07_beyond_trained_length", "09_choosing",
+CH6, CH7, CH8, CH9, CH10 = ("06_experiments", "07_beyond_trained_length", "08_hybrids", "09_choosing",
                             "10_relative")
 APP_A, APP_B = "appendix_a_misunderstandings", "appendix_b_fact_check"
 
@@ -195,7 +201,89 @@ def _suite_findings() -> list[Finding]:
     return found
 
 
-FINDINGS: tuple[Finding, ...] = tuple(_suite_findings())
+def _encoder_findings() -> list[Finding]:
+    """Chapter 6's encoder suite: marker recall, copy-half and reverse, 600 steps, anchor or not."""
+    grid = (ENCODER_SUITE,)
+    tasks = ("marker_recall", "copy_half", "reverse")
+    return [
+        _finding("encoder sinusoid solves", "the sinusoid solves every encoder task",
+                 _side("sinusoidal", "accuracy"), SOLVED_LEVEL, tasks, grids=grid, chapters=(CH6, CH9),
+                 label="sinusoid solves (encoder)"),
+        _finding("encoder none fails", "an encoder without positions fails the order-dependent tasks, anchor or not",
+                 SOLVED_LEVEL, _side("none", "accuracy"), tasks, grids=grid, chapters=(CH6, CH9),
+                 label="NoPE fails (encoder)"),
+        _finding("encoder anchor helps alibi", "an anchor token lets symmetric ALiBi learn the absolute rule",
+                 _side("alibi", "accuracy", bos_token=True), _side("alibi", "accuracy", bos_token=False), ("copy_half",),
+                 grids=grid, chapters=(CH6, CH9, CH10), margin=0.1, over=("lr",), label="anchor helps ALiBi"),
+        _finding("encoder anchor helps t5", "an anchor token lets T5's buckets learn the absolute rule",
+                 _side("t5_bias", "accuracy", bos_token=True), _side("t5_bias", "accuracy", bos_token=False),
+                 ("copy_half",), grids=grid, chapters=(CH6, CH9), margin=0.1, over=("lr",), label="anchor helps T5"),
+        _finding("encoder t5 fails absolute", "T5's buckets alone do not learn the absolute rules in an encoder",
+                 SOLVED_LEVEL, _side("t5_bias", "accuracy", bos_token=False), ("copy_half", "reverse"), grids=grid,
+                 chapters=(CH6, CH9), over=("lr",), label="T5 without anchor fails (encoder)"),
+        _finding("encoder learned solves", "the random learned table solves the encoder tasks",
+                 _side("learned (bert)", "accuracy"), SOLVED_LEVEL, tasks, grids=grid, chapters=(CH6,),
+                 label="learned table solves (encoder)"),
+        _finding("encoder rope solves", "RoPE solves the encoder tasks", _side("rope", "accuracy"), SOLVED_LEVEL,
+                 tasks, grids=grid, chapters=(CH6,), label="RoPE solves (encoder)"),
+    ]
+
+
+def _arm_findings() -> list[Finding]:
+    """Chapter 7's arms: training lengths that vary, and randomized positions (anchored, two rates)."""
+    grids = (SUITE, CH7_ARMS)
+    fixed = {"bos_token": True, "min_seq_len": None, "random_positions": None}
+    varied = {"bos_token": True, "min_seq_len": 4}
+    randomized = {"bos_token": True, "random_positions": 128}
+    return [
+        *[_finding(f"varied lengths help {label}", f"training on lengths 4 to 16 helps {label} past the length",
+                   _side(label, "new@32", **varied), _side(label, "new@32", **fixed), CAUSAL_TASKS, grids=grids,
+                   chapters=(CH7,), margin=0.05, over=("lr",), label=f"varied lengths help {_shown(label)}")
+          for label in ("none", "rope", "alibi", "t5_bias", "sinusoidal")],
+        # A learned table trained at positions up to 128 has rows for every test position; the
+        # same table trained at 0..15 is read past its rows with wrapping (its best on the local rule).
+        *[_finding(f"random positions help {label}",
+                   f"training on randomized positions lets {label} keep new positions",
+                   _side(label, "new@32", **randomized),
+                   _side(label, "new@32", "modular" if label == "learned (bert)" else None, **fixed), CAUSAL_TASKS,
+                   grids=grids, chapters=(CH7,), margin=0.1, over=("lr",), label=f"random positions help {_shown(label)}")
+          for label in ("sinusoidal", "learned (bert)", "rope")],
+        _finding("varied lengths: none>t5 exact", "with varied lengths no encoding beats T5's buckets on whole sequences",
+                 _side("none", "new_exact@32", **varied), _side("t5_bias", "new_exact@32", **varied), CAUSAL_TASKS,
+                 grids=grids, chapters=(CH7, CH10), over=("lr",), label="NoPE > T5 (exact, varied lengths)"),
+        _finding("varied lengths: none>rope exact", "with varied lengths no encoding beats RoPE on whole sequences",
+                 _side("none", "new_exact@32", **varied), _side("rope", "new_exact@32", **varied), CAUSAL_TASKS,
+                 grids=grids, chapters=(CH7, CH10), over=("lr",), label="NoPE > RoPE (exact, varied lengths)"),
+    ]
+
+
+def _scale_findings() -> list[Finding]:
+    """Chapters 6, 8 and 9: tables that start small, with little data, at mismatched and matched scales."""
+    grid = (SCALE,)
+    # the tables that start at BERT's small random scale; the scaled sinusoid starts at the sinusoid's
+    random_starts = ("learned (bert)", "hybrid-factored", "hybrid-hierarchical")
+    return [
+        *[_finding(f"{label} learns at matched scale", f"{label} learns with little data once the tokens match its scale",
+                   _side(label, "accuracy", token_init_std=0.02), SOLVED_LEVEL, ("copy_offset",), grids=grid,
+                   chapters=(CH6, CH8, CH9), over=("lr",), label=f"{_shown(label)}, matched scale")
+          for label in random_starts],
+        *[_finding(f"{label} matched>mismatched", f"matching the scales is what makes {label} learn with little data",
+                   _side(label, "accuracy", token_init_std=0.02), _side(label, "accuracy", token_init_std=1.0),
+                   ("copy_offset",), grids=grid, chapters=(CH6, CH8, CH9), margin=0.1, over=("lr",),
+                   label=f"{_shown(label)}: matched > mismatched")
+          for label in random_starts],
+        *[_finding(f"scaled sinusoid learns, tokens std {std:g}",
+                   f"the scaled sinusoid learns with little data beside tokens at std {std:g}",
+                   _side("hybrid-scaled-sinusoid", "accuracy", token_init_std=std), SOLVED_LEVEL, ("copy_offset",),
+                   grids=grid, chapters=(CH6, CH8, CH9), over=("lr",), label=f"scaled sinusoid, tokens std {std:g}")
+          for std in (1.0, 0.02)],
+        _finding("large random table learns", "a random table at the tokens' scale (std 1) learns with little data",
+                 _side("learned (normal)", "accuracy"), SOLVED_LEVEL, ("copy_offset",), grids=grid,
+                 chapters=(CH6, CH8, CH9), over=("lr",), label="random table at std 1"),
+    ]
+
+
+FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_arm_findings(), *_scale_findings())
 
 
 def _check_unique(findings: Sequence[Finding]) -> None:
