@@ -168,15 +168,15 @@ def hybrid_suite_configs() -> Cells:
 
     Copy-offset, causal, length 16, the suite's budget and scores, with and without an anchor,
     the suite's five learning rates, three seeds: the sinusoid-initialised table (with the
-    workarounds), the frozen sinusoid with a learned scale, and a hierarchy with four times the
-    segment rows training needs (so it covers 64 positions). The sinusoid and the BERT-style table
+    workarounds), the frozen sinusoid with a learned scale, and a hierarchy with one segment row
+    more than four times what training needs (so it covers 64 positions and the anchor). The sinusoid and the BERT-style table
     they are compared with are the suite's own runs.
     """
     base = replace(suite_configs()[0][0], task="copy_offset")
     longest = max(base.eval_lengths)
     schemes: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
         ("learned", {"init": "sinusoidal"}, STRATEGIES), ("hybrid-scaled-sinusoid", {}, ()),
-        ("hybrid-hierarchical", {"segment_len": 4, "n_segments": longest // 4}, ())]
+        ("hybrid-hierarchical", {"segment_len": 4, "n_segments": longest // 4 + 1}, ())]  # + 1: room for the anchor
     return [(replace(base, scheme=scheme, position_options=options, lr=lr, bos_token=anchor,
                      eval_extrapolations=workarounds), SUITE_SEEDS)
             for anchor in ANCHORS for scheme, options, workarounds in schemes for lr in SUITE_LRS]
