@@ -163,6 +163,25 @@ def ch7_arm_configs() -> Cells:
     return cells
 
 
+def hybrid_suite_configs() -> Cells:
+    """Chapter 8: the hybrids that run past the training length, in the suite's set-up on the local rule.
+
+    Copy-offset, causal, length 16, the suite's budget and scores, with and without an anchor,
+    the suite's five learning rates, three seeds: the sinusoid-initialised table (with the
+    workarounds), the frozen sinusoid with a learned scale, and a hierarchy with one segment row
+    more than four times what training needs (so it covers 64 positions and the anchor). The sinusoid and the BERT-style table
+    they are compared with are the suite's own runs.
+    """
+    base = replace(suite_configs()[0][0], task="copy_offset")
+    longest = max(base.eval_lengths)
+    schemes: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+        ("learned", {"init": "sinusoidal"}, STRATEGIES), ("hybrid-scaled-sinusoid", {}, ()),
+        ("hybrid-hierarchical", {"segment_len": 4, "n_segments": longest // 4 + 1}, ())]  # + 1: room for the anchor
+    return [(replace(base, scheme=scheme, position_options=options, lr=lr, bos_token=anchor,
+                     eval_extrapolations=workarounds), SUITE_SEEDS)
+            for anchor in ANCHORS for scheme, options, workarounds in schemes for lr in SUITE_LRS]
+
+
 def scale_configs() -> Cells:
     """Chapters 6, 8 and 9: do tables that start small learn, once the tokens start small too?
 
@@ -372,7 +391,7 @@ def realistic_configs() -> Cells:
 GRIDS: dict[str, Callable[[], Cells]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
     "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs, "ch7_arms": ch7_arm_configs,
-    "scale": scale_configs, "realistic": realistic_configs}
+    "scale": scale_configs, "hybrid_suite": hybrid_suite_configs, "realistic": realistic_configs}
 
 #: Trained models stored next to a grid (by grid name): file name -> config.
 CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {"rope_scaling": rope_scaling_checkpoints}

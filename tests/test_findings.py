@@ -56,9 +56,11 @@ def _train_names(config: TrainConfig) -> frozenset[str]:
 
 
 def _signature(config: TrainConfig) -> TrainConfig:
-    """A config with the same metric names (seed, rate, options and sizes do not change them)."""
+    """A config with the same metric names (seed, rate, a table's initialisation and sizes do not change
+    them; other options can: a hierarchy's rows decide the lengths it can be read at)."""
     return replace(config, seed=0, lr=1e-3, task="copy_offset", token_init_std=1.0, n_train_examples=None,
-                   position_options={} if config.scheme != "learned" else {"init": "bert"}, bos_token=False)
+                   position_options=config.position_options if config.scheme != "learned" else {"init": "bert"},
+                   bos_token=False)
 
 
 @cache

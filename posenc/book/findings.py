@@ -36,6 +36,7 @@ __all__ = [
     "ENCODER_SUITE",
     "CH7_ARMS",
     "SCALE",
+    "HYBRID_SUITE",
     "finding",
     "findings_in",
     "past_the_length",
@@ -51,6 +52,7 @@ SUITE = "suite_grid.json"
 ENCODER_SUITE = "encoder_suite_grid.json"
 CH7_ARMS = "ch7_arms_grid.json"
 SCALE = "scale_grid.json"
+HYBRID_SUITE = "hybrid_suite_grid.json"
 
 #: The causal suite's tasks: a local relative rule, a long-range content lookup, an absolute rule.
 CAUSAL_TASKS = ("copy_offset", "marker_recall", "copy_half")
@@ -283,7 +285,33 @@ def _scale_findings() -> list[Finding]:
     ]
 
 
-FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_arm_findings(), *_scale_findings())
+def _hybrid_findings() -> list[Finding]:
+    """Chapter 8: the hybrids that run past the training length, in the suite's set-up (copy-offset, anchor or not)."""
+    grids = (SUITE, HYBRID_SUITE)
+    hierarchy = "hybrid-hierarchical [n_segments=17, segment_len=4]"
+    task = ("copy_offset",)
+    return [
+        _finding("scaled sinusoid ~ sinusoid new@32", "the scaled sinusoid keeps as many new positions as the sinusoid",
+                 _side("hybrid-scaled-sinusoid", "new@32"), _side("sinusoidal", "new@32"), task, grids=grids,
+                 chapters=(CH8,), margin=0.05, relation="close", label="scaled sinusoid ≈ sinusoid at 2×"),
+        _finding("scaled sinusoid fails new@32", "the scaled sinusoid fails on the new positions at twice the length",
+                 SOLVED_LEVEL, _side("hybrid-scaled-sinusoid", "new@32"), task, grids=grids, chapters=(CH8,),
+                 label="scaled sinusoid fails at 2×"),
+        _finding("hierarchy>sinusoid new@32", "the hierarchy with spare segment rows keeps more new positions than the sinusoid",
+                 _side(hierarchy, "new@32"), _side("sinusoidal", "new@32"), task, grids=grids, chapters=(CH8,),
+                 margin=0.1, label="hierarchy > sinusoid at 2×"),
+        _finding("hierarchy fades new@64", "the hierarchy's advantage fades between twice and four times the length",
+                 _side(hierarchy, "new@32"), _side(hierarchy, "new@64"), task, grids=grids, chapters=(CH8,),
+                 margin=0.1, label="hierarchy fades at 4×"),
+        _finding("sinusoid start helps past the table",
+                 "a table started as a sinusoid keeps more new positions (wrapped) than one started random",
+                 _side("learned (sinusoidal)", "new@64", "modular"), _side("learned (bert)", "new@64", "modular"), task,
+                 grids=grids, chapters=(CH8,), margin=0.05, label="sinusoid start helps at 4×"),
+    ]
+
+
+FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_arm_findings(), *_scale_findings(),
+                                 *_hybrid_findings())
 
 
 def _check_unique(findings: Sequence[Finding]) -> None:
