@@ -436,8 +436,14 @@ def arm_ranges(
     results = check_results("results", results, allow_empty=False)
     check_text("metric", metric, empty=False)
     arms = {arm: choose_learning_rates(results, anchor=anchor) for arm, anchor in ARMS.items()}
-    ranges = {(arm, *key): tied_range(cell, metric) for arm, cells in arms.items() for key, cell in cells.items()}
-    return arms, ranges
+    return arms, _tied_ranges(arms, metric)
+
+
+def _tied_ranges(
+    groups: Mapping[str, Mapping[tuple[str, str], SuiteCell]], metric: str
+) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """``(group, task, label) -> (low, high)``: each cell's :func:`tied_range` of ``metric``."""
+    return {(group, *key): tied_range(cell, metric) for group, cells in groups.items() for key, cell in cells.items()}
 
 
 def ranges_by(
@@ -457,12 +463,10 @@ def ranges_by(
     check_text("field", field, empty=False)
     check_text("metric", metric, empty=False)
     values = [config_value(r.config, field) for r in results]  # raises for a field no config knows
-    ranges: dict[tuple[str, str, str], tuple[float, float]] = {}
-    for value in dict.fromkeys(values):
-        cells = choose_learning_rates([r for r, v in zip(results, values, strict=True) if v == value])
-        name = f"{field} {value:g}" if isinstance(value, float) else f"{field} {value}"
-        ranges.update({(name, *key): tied_range(cell, metric) for key, cell in cells.items()})
-    return ranges
+    groups = {f"{field} {value:g}" if isinstance(value, float) else f"{field} {value}":
+              choose_learning_rates([r for r, v in zip(results, values, strict=True) if v == value])
+              for value in dict.fromkeys(values)}
+    return _tied_ranges(groups, metric)
 
 
 def ranking_text(ranges: Mapping[str, tuple[float, float]], *, names: Mapping[str, str] | None = None) -> str:
