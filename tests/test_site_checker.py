@@ -17,6 +17,7 @@ from support.site import (
     PHONE_DARK,
     VIEWPORTS,
     PageReport,
+    _axes_moved,
     SiteChecker,
     Viewport,
     artifact_name,
@@ -400,3 +401,18 @@ def test_a_wide_column_keeps_the_figure_as_given(checker: SiteChecker) -> None:
     finally:
         page.close()
     assert state["dragmode"] == "zoom" and state["domain"] == [0, 1], state
+
+
+def test_touch_check_tells_a_zoom_from_an_autorange_recomputed_in_the_seventh_digit() -> None:
+    # The ranges CI once saw on chapter 12's phone page before and after a sideways drag:
+    # plotly recomputed the y autorange after a relayout; nobody zoomed.
+    before = '[["xaxis",[-4.6969904,67.6969904]],["yaxis",[-1.3999647247038343,3.090824883923153]]]'
+    noise = '[["xaxis",[-4.6969904,67.6969904]],["yaxis",[-1.3999648683531207,3.0908250275724396]]]'
+    zoomed = '[["xaxis",[10.0,40.0]],["yaxis",[-1.3999647247038343,3.090824883923153]]]'
+    panned = '[["xaxis",[-4.6969904,67.6969904]],["yaxis",[-1.2,3.29]]]'
+    assert not _axes_moved(before, before)
+    assert not _axes_moved(before, noise)
+    assert _axes_moved(before, zoomed)
+    assert _axes_moved(before, panned)
+    assert _axes_moved(before, '[["xaxis",[-4.6969904,67.6969904]]]')  # an axis vanished
+    assert _axes_moved('[["xaxis",["a","b"]]]', '[["xaxis",["a","c"]]]')  # non-numeric: exact

@@ -816,6 +816,29 @@ def _wait_until_at_rest(page: Any, figure_id: str, quiet_ms: int = 400, timeout_
             ranges, since = now, time.monotonic()
 
 
+def _axes_moved(before: str, after: str, tolerance: float = 1e-3) -> bool:
+    """Whether any axis range moved by more than ``tolerance`` of its span.
+
+    ``before`` and ``after`` are ``_AXIS_RANGES`` JSON. A zoom or pan by touch moves a range by
+    a visible fraction of it; plotly recomputing an autorange after a relayout (text fitting,
+    a resize) can move it in the seventh digit, which a reader never sees.
+    """
+    old, new = dict(json.loads(before)), dict(json.loads(after))
+    if old.keys() != new.keys():
+        return True
+    for axis, range_before in old.items():
+        range_after = new[axis]
+        numeric = all(isinstance(v, (int, float)) for v in [*(range_before or []), *(range_after or [])])
+        if not numeric or not range_before or not range_after or len(range_before) != len(range_after):
+            if range_before != range_after:
+                return True
+            continue
+        span = abs(range_before[1] - range_before[0]) or 1.0
+        if any(abs(a - b) > tolerance * span for a, b in zip(range_before, range_after)):
+            return True
+    return False
+
+
 def _check_touch(page: Any) -> list[str]:
     """On a touch screen: no figure zooms or pans when dragged, and a drag on the first figure
     scrolls the page (up and down) and leaves its axes as they were (sideways)."""
@@ -848,7 +871,7 @@ def _check_touch(page: Any) -> list[str]:
         if moved < 40:
             problems.append(f"figure #{figure_id}: a vertical drag on it scrolled the page by {moved:.0f} px only")
         after = page.evaluate(_AXIS_RANGES, figure_id)
-        if after != ranges:
+        if _axes_moved(ranges, after):
             problems.append(f"figure #{figure_id}: a drag on it changed its axes (zoom or pan by touch): "
                             f"{ranges} -> {after}")
     finally:
