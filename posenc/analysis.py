@@ -42,8 +42,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from sklearn.decomposition import PCA
-from sklearn.metrics.pairwise import cosine_similarity
 
 from posenc.checks import (
     check_bool,
@@ -154,6 +152,10 @@ def cosine_similarity_matrix(table: Any) -> np.ndarray:
             f"table has all-zero rows at positions {zero_rows[:10].tolist()}: their cosine similarity is undefined; "
             "drop those rows first (e.g. a padding row)"
         )
+    # scikit-learn is imported where it is used: it takes ~2 s to import (scipy with it), and
+    # most pages that import this module never compute a similarity or a PCA.
+    from sklearn.metrics.pairwise import cosine_similarity
+
     return cosine_similarity(array)
 
 
@@ -408,6 +410,8 @@ def principal_components(table: Any, *, n_components: int = 10) -> PCAResult:
         raise ValueError(f"n_components must be <= min(n_positions, d_model) = {limit}, got {n_components}")
     if np.allclose(array, array[0], rtol=0.0, atol=0.0):
         raise ValueError("table has no variance across positions (all rows are equal): PCA is undefined")
+    from sklearn.decomposition import PCA  # imported here, like cosine_similarity above
+
     # The full solver is exact and deterministic; the tables here are small.
     pca = PCA(n_components=n_components, svd_solver="full")
     scores = pca.fit_transform(array)
