@@ -83,14 +83,17 @@ SUITE_TASKS = ("copy_offset", "marker_recall", "copy_half")
 SUITE_LRS = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 #: With and without an anchor token in front of every input (a language model's BOS, an encoder's [CLS]).
 ANCHORS = (False, True)
+#: One more rate where a cell's best rate on validation was the sweep's top one: T5 on copy-half
+#: without an anchor chose 3e-2, so the sweep goes a step higher there, to bracket it.
+SUITE_EXTRA_LRS: dict[tuple[str, str, bool], tuple[float, ...]] = {("copy_half", "t5_bias", False): (1e-1,)}
 #: Seeds per cell of the suites: the set-up (anchor, learning rate) varies more than the seeds do,
 #: so the budget goes to settings.
 SUITE_SEEDS = 3
 
 
 def suite_configs() -> Cells:
-    """Chapters 6, 7, 9 and 10: three tasks x the suite's schemes x anchor or not x five learning rates,
-    causal, three seeds.
+    """Chapters 6, 7, 9 and 10: three tasks x the suite's schemes x anchor or not x five learning rates
+    (six where the fifth was a cell's best, :data:`SUITE_EXTRA_LRS`), causal, three seeds.
 
     Same budget for every scheme (1,000 steps of 32 sequences at length 16); each run
     records a learning curve, its validation accuracy (for choosing the learning rate),
@@ -107,7 +110,7 @@ def suite_configs() -> Cells:
         for anchor in ANCHORS:
             for scheme, options in suite_schemes():
                 workarounds = STRATEGIES if _has_table(scheme) else ()
-                for lr in SUITE_LRS:
+                for lr in (*SUITE_LRS, *SUITE_EXTRA_LRS.get((task, scheme, anchor), ())):
                     cells.append((replace(base, task=task, scheme=scheme, position_options=options, lr=lr,
                                           bos_token=anchor, eval_extrapolations=workarounds), SUITE_SEEDS))
     return cells
@@ -117,6 +120,8 @@ def suite_configs() -> Cells:
 ENCODER_LRS = (1e-3, 3e-3, 1e-2)
 #: One more rate for the bias schemes on the encoder's absolute tasks, where 1e-2 was their best.
 ENCODER_BIAS_EXTRA_LR = 3e-2
+#: And one more where that rate was still the best: T5 on copy-half without an anchor.
+ENCODER_EXTRA_LRS: dict[tuple[str, str, bool], tuple[float, ...]] = {("copy_half", "t5_bias", False): (1e-1,)}
 
 
 def encoder_suite_configs() -> Cells:
@@ -126,18 +131,39 @@ def encoder_suite_configs() -> Cells:
     length-tied; an encoder-only task). Every scheme of the suites, without and with a
     ``[CLS]``-like anchor token, at three learning rates chosen on a validation split. On
     the two absolute tasks the bias schemes (ALiBi, T5) did best at the top rate, so the
-    sweep goes one rate higher for them there (:data:`ENCODER_BIAS_EXTRA_LR`), to bracket it.
+    sweep goes one rate higher for them there (:data:`ENCODER_BIAS_EXTRA_LR`), to bracket it, and
+    one more where that was still the best (:data:`ENCODER_EXTRA_LRS`).
     """
     base = replace(ch6_configs()[0][0], validation_examples=256, exact_match=True, curve_examples=128,
                    log_every=50)
 
-    def rates(task: str, scheme: str) -> tuple[float, ...]:
+    def rates(task: str, scheme: str, anchor: bool) -> tuple[float, ...]:
         extra = task in ("copy_half", "reverse") and scheme in ("alibi", "t5_bias")
-        return (*ENCODER_LRS, ENCODER_BIAS_EXTRA_LR) if extra else ENCODER_LRS
+        common = (*ENCODER_LRS, ENCODER_BIAS_EXTRA_LR) if extra else ENCODER_LRS
+        return (*common, *ENCODER_EXTRA_LRS.get((task, scheme, anchor), ()))
 
     return [(replace(base, task=task, scheme=s, position_options=o, bos_token=anchor, lr=lr), SUITE_SEEDS)
             for task in ("marker_recall", "copy_half", "reverse") for anchor in ANCHORS
-            for s, o in suite_schemes() for lr in rates(task, s)]
+            for s, o in suite_schemes() for lr in rates(task, s, anchor)]
+
+
+#: One more rate where the top one was a cell's best: ALiBi without an anchor (symmetric, no way to
+#: tell the two sides apart) chose 1e-2.
+CH6_SUITE_EXTRA_LRS: dict[tuple[str, bool], tuple[float, ...]] = {("alibi", False): (3e-2,)}
+
+
+def ch6_suite_configs() -> Cells:
+    """Chapter 6's own comparisons on copy-offset in the encoder suite's set-up: every scheme of the
+    suites, plus the sinusoid and the BERT-style table concatenated instead of added; without and with
+    a ``[CLS]``-like anchor; the encoder suite's three learning rates (one more where the top one was
+    best, :data:`CH6_SUITE_EXTRA_LRS`); three seeds; the learning curve every 25 steps (for how fast
+    each scheme gets there)."""
+    base = replace(encoder_suite_configs()[0][0], task="copy_offset", log_every=25)
+    schemes = [*((s, o, "add") for s, o in suite_schemes()),
+               ("sinusoidal", {}, "concat"), ("learned", {"init": "bert"}, "concat")]
+    return [(replace(base, scheme=s, position_options=o, combine=combine, bos_token=anchor, lr=lr), SUITE_SEEDS)
+            for anchor in ANCHORS for s, o, combine in schemes
+            for lr in (*ENCODER_LRS, *CH6_SUITE_EXTRA_LRS.get((s, anchor), ()))]
 
 
 def ch7_arm_configs() -> Cells:
@@ -390,7 +416,7 @@ def realistic_configs() -> Cells:
 #: The chapter grids by ``--grid`` name (the runner adds ``ch8_ch10``, whose runs have their own seeds).
 GRIDS: dict[str, Callable[[], Cells]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
-    "encoder_suite": encoder_suite_configs, "rope_scaling": rope_scaling_configs, "ch7_arms": ch7_arm_configs,
+    "encoder_suite": encoder_suite_configs, "ch6_suite": ch6_suite_configs, "rope_scaling": rope_scaling_configs, "ch7_arms": ch7_arm_configs,
     "scale": scale_configs, "hybrid_suite": hybrid_suite_configs, "realistic": realistic_configs}
 
 #: Trained models stored next to a grid (by grid name): file name -> config.

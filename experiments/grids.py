@@ -313,7 +313,8 @@ def default_grids() -> dict[str, Grid]:
     """Every stored grid of the book, by ``--grid`` name, in the order they are written."""
     return {"ch6": _chapter_grid("ch6"), "ch7": _chapter_grid("ch7"), "ch8_ch10": _extra_grid(),
             "suite": _chapter_grid("suite"), "encoder": _chapter_grid("encoder"),
-            "encoder_suite": _chapter_grid("encoder_suite"), "rope_scaling": _chapter_grid("rope_scaling"),
+            "encoder_suite": _chapter_grid("encoder_suite"), "ch6_suite": _chapter_grid("ch6_suite"),
+            "rope_scaling": _chapter_grid("rope_scaling"),
             "ch7_arms": _chapter_grid("ch7_arms"), "scale": _chapter_grid("scale"),
             "hybrid_suite": _chapter_grid("hybrid_suite")}
 

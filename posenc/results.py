@@ -71,6 +71,8 @@ __all__ = [
     "steps_to_reach",
     "reach_summary",
     "reach_text",
+    "curve_mean",
+    "with_curve_mean",
     "check_results",
 ]
 
@@ -694,6 +696,35 @@ def reach_text(summary: Mapping[str, Any]) -> str:
     if not summary["reached"]:
         return f"never {got}"
     return f"{summary['mean']:.0f} ± {summary['std']:.0f} {got}"
+
+
+def curve_mean(result: RunResult, key: str = "accuracy") -> float:
+    """The mean of ``history[key]`` over every logged step: how fast a run learned, in one number.
+
+    The area under the learning curve divided by its length, in ``[0, 1]`` for an accuracy: a
+    run that is right from the first logged step scores its final accuracy, one that learns
+    late scores little. Unlike :func:`steps_to_reach` it is defined for runs that never reach a
+    threshold, so runs can be compared seed by seed.
+    """
+    check_instance("result", result, RunResult)
+    check_text("key", key, empty=False)
+    if not result.history:
+        raise ValueError("result has no history: train with log_every > 0 and curve_examples > 0")
+    if any(key not in entry for entry in result.history):
+        raise ValueError(f"history entries lack key={key!r} (train with curve_examples > 0)")
+    return statistics.fmean(float(entry[key]) for entry in result.history)
+
+
+def with_curve_mean(results: Sequence[RunResult]) -> list[RunResult]:
+    """Copies of ``results`` with :func:`curve_mean` as the metric ``"curve_mean"`` where a run
+    logged a learning curve (the others are returned unchanged)."""
+    out = []
+    for result in _check_results(results):
+        if result.history and all("accuracy" in entry for entry in result.history):
+            result = RunResult(result.config, result.seed, {**result.metrics, "curve_mean": curve_mean(result)},
+                               result.history, result.wall_time_s, result.extras)
+        out.append(result)
+    return out
 
 
 # -- argument checks ----------------------------------------------------------------------------------

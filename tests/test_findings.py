@@ -37,22 +37,24 @@ def _grid_name(file_name: str) -> str:
     return file_name.removesuffix("_grid.json")
 
 
-_NAMES: dict[str, frozenset[str]] = {}
+_NAMES: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
 
-def _metric_names(config: TrainConfig) -> frozenset[str]:
-    """The metric names a run of ``config`` reports, from a two-step run on a few sequences."""
+def _metric_names(config: TrainConfig) -> tuple[frozenset[str], frozenset[str]]:
+    """The metric names a run of ``config`` reports, and the keys of its history entries, from a
+    two-step run on a few sequences."""
     key = json.dumps(config.to_dict(), sort_keys=True)
     if key not in _NAMES:
         _NAMES[key] = _train_names(config)
     return _NAMES[key]
 
 
-def _train_names(config: TrainConfig) -> frozenset[str]:
+def _train_names(config: TrainConfig) -> tuple[frozenset[str], frozenset[str]]:
     tiny = replace(config, steps=2, eval_examples=8, curve_examples=min(config.curve_examples, 8), log_every=1,
                    validation_examples=min(config.validation_examples, 8), finetune_steps=min(config.finetune_steps, 1),
                    seed=0)
-    return frozenset(train(tiny)[1].metrics)
+    result = train(tiny)[1]
+    return frozenset(result.metrics), frozenset(key for entry in result.history for key in entry)
 
 
 def _signature(config: TrainConfig) -> TrainConfig:
@@ -65,15 +67,18 @@ def _signature(config: TrainConfig) -> TrainConfig:
 
 @cache
 def _runs(file_name: str) -> tuple[RunResult, ...]:
-    """Every run of the grid, with the real metric names and made-up values."""
+    """Every run of the grid, with the real metric names and history keys, and made-up values."""
     rng = random.Random(file_name)
     runs = []
     for config, seeds in configs.GRIDS[_grid_name(file_name)]():
-        names = _metric_names(_signature(config))
+        names, logged = _metric_names(_signature(config))
         for seed in range(seeds):
             run_config = replace(config, seed=seed)
             metrics = {name: rng.random() for name in names}
-            runs.append(RunResult(config=run_config.to_dict(), seed=seed, metrics=metrics, history=[], wall_time_s=0.0))
+            history = [{key: float(step) if key == "step" else rng.random() for key in sorted(logged)}
+                       for step in (config.log_every, 2 * config.log_every)] if logged else []
+            runs.append(RunResult(config=run_config.to_dict(), seed=seed, metrics=metrics, history=history,
+                                  wall_time_s=0.0))
     return tuple(runs)
 
 

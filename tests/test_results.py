@@ -37,6 +37,8 @@ from posenc.results import (
     select,
     select_labels,
     steps_to_reach,
+    curve_mean,
+    with_curve_mean,
     summarize,
     summary_by_label,
 )
@@ -198,6 +200,20 @@ def test_curve_and_steps_to_reach() -> None:
         steps_to_reach(runs[0], 90)
     with pytest.raises(ValueError, match="runs log different steps"):
         curve([runs[0], run("sinusoidal", 2, {}, history=[{"step": 5, "accuracy": 0.1}])])
+
+
+def test_curve_mean_is_the_learning_curves_average_and_joins_the_metrics() -> None:
+    early = run("rope", 0, {"accuracy": 1.0}, history=[{"step": 10, "accuracy": 0.9}, {"step": 20, "accuracy": 1.0}])
+    late = run("rope", 1, {"accuracy": 1.0}, history=[{"step": 10, "accuracy": 0.1}, {"step": 20, "accuracy": 1.0}])
+    no_curve = run("rope", 2, {"accuracy": 0.5}, history=[{"step": 10, "loss": 2.0}])
+    assert curve_mean(early) == pytest.approx(0.95) and curve_mean(late) == pytest.approx(0.55)
+    enriched = with_curve_mean([early, late, no_curve])
+    assert [r.metrics.get("curve_mean") for r in enriched] == [pytest.approx(0.95), pytest.approx(0.55), None]
+    assert "curve_mean" not in early.metrics  # copies: the stored records are left as they were
+    with pytest.raises(ValueError, match="lack key='accuracy'"):
+        curve_mean(no_curve)
+    with pytest.raises(ValueError, match="no history"):
+        curve_mean(run("rope", 3, {}, history=[]))
     with pytest.raises(ValueError, match="history entries lack key='accuracy'"):
         curve([run("sinusoidal", 0, {}, history=[{"step": 5, "loss": 1.0}])])
 

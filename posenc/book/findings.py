@@ -26,7 +26,7 @@ from typing import Any
 
 from posenc.book import data_path
 from posenc.checks import check_choice, check_instance, check_mapping, check_text
-from posenc.results import RunResult, load_results
+from posenc.results import RunResult, load_results, with_curve_mean
 from posenc.robustness import Conclusion, Side, Verdict, evaluate, verdict_phrase
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "Finding",
     "SUITE",
     "ENCODER_SUITE",
+    "CH6_SUITE",
     "CH7_ARMS",
     "SCALE",
     "HYBRID_SUITE",
@@ -50,6 +51,7 @@ __all__ = [
 #: The stored grids the findings read (files in ``book/data``, written by ``make grids``).
 SUITE = "suite_grid.json"
 ENCODER_SUITE = "encoder_suite_grid.json"
+CH6_SUITE = "ch6_suite_grid.json"
 CH7_ARMS = "ch7_arms_grid.json"
 SCALE = "scale_grid.json"
 HYBRID_SUITE = "hybrid_suite_grid.json"
@@ -231,6 +233,43 @@ def _encoder_findings() -> list[Finding]:
     ]
 
 
+def _ch6_findings() -> list[Finding]:
+    """Chapter 6's own comparisons on copy-offset in the encoder, at three learning rates, anchor or not.
+
+    How fast a scheme learns is read as ``curve_mean``, the mean of its learning curve
+    (:func:`posenc.results.curve_mean`), which every run has, solved or not."""
+    grid, task = (CH6_SUITE,), ("copy_offset",)
+    concat = {"sinusoidal": "sinusoidal, concat", "learned (bert)": "learned (bert), concat"}
+    return [
+        *[_finding(f"ch6 {label} learns copy_offset", f"{label} learns the local rule in the encoder",
+                   _side(label, "accuracy"), SOLVED_LEVEL, task, grids=grid, chapters=(CH6,),
+                   label=f"{_shown(label)} learns copy-offset (encoder)")
+          for label in ("sinusoidal", "learned (bert)", "rope", "t5_bias")],
+        _finding("ch6 none fails copy_offset", "an encoder without positions does not learn the local rule",
+                 SOLVED_LEVEL, _side("none", "accuracy"), task, grids=grid, chapters=(CH6,),
+                 label="NoPE fails copy-offset (encoder)"),
+        _finding("ch6 alibi fails copy_offset", "symmetric ALiBi without an anchor does not learn the local rule",
+                 SOLVED_LEVEL, _side("alibi", "accuracy", bos_token=False), task, grids=grid, chapters=(CH6,),
+                 over=("lr",), label="ALiBi without anchor fails copy-offset"),
+        _finding("ch6 anchor helps alibi", "an anchor token lets symmetric ALiBi learn the local rule",
+                 _side("alibi", "accuracy", bos_token=True), _side("alibi", "accuracy", bos_token=False), task,
+                 grids=grid, chapters=(CH6,), margin=0.1, over=("lr",), label="anchor helps ALiBi (copy-offset)"),
+        _finding("ch6 rope faster than sinusoid", "RoPE learns the local rule faster than the sinusoid",
+                 _side("rope", "curve_mean"), _side("sinusoidal", "curve_mean"), task, grids=grid, chapters=(CH6,),
+                 label="RoPE faster than sinusoid"),
+        _finding("ch6 sinusoid faster than learned", "the sinusoid learns the local rule faster than a random table",
+                 _side("sinusoidal", "curve_mean"), _side("learned (bert)", "curve_mean"), task, grids=grid,
+                 chapters=(CH6,), label="sinusoid faster than learned table"),
+        *[_finding(f"ch6 concat level with add, {label}", f"concatenating {label} scores as adding it does",
+                   _side(label, "accuracy"), _side(shown, "accuracy"), task, grids=grid, chapters=(CH6,),
+                   margin=0.02, relation="close", label=f"concat ≈ add, {_shown(label)}")
+          for label, shown in concat.items()],
+        _finding("ch6 concat speeds learned", "a random table learns faster concatenated than added",
+                 _side(concat["learned (bert)"], "curve_mean"), _side("learned (bert)", "curve_mean"), task,
+                 grids=grid, chapters=(CH6,), label="concat faster, learned table"),
+    ]
+
+
 def _arm_findings() -> list[Finding]:
     """Chapter 7's arms: training lengths that vary, and randomized positions (anchored, two rates)."""
     grids = (SUITE, CH7_ARMS)
@@ -310,8 +349,8 @@ def _hybrid_findings() -> list[Finding]:
     ]
 
 
-FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_arm_findings(), *_scale_findings(),
-                                 *_hybrid_findings())
+FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_ch6_findings(), *_arm_findings(),
+                                 *_scale_findings(), *_hybrid_findings())
 
 
 def _check_unique(findings: Sequence[Finding]) -> None:
@@ -365,6 +404,9 @@ def _stored(name: str) -> tuple[RunResult, ...]:
 def evaluate_finding(item: Finding | str, *, load: Loader = _stored) -> Verdict:
     """Evaluate one finding (or its key) on the runs of its stored grids.
 
+    Runs that logged a learning curve also carry ``"curve_mean"`` (:func:`posenc.results.curve_mean`),
+    the metric of the findings about how fast a scheme learns.
+
     Args:
         item: the :class:`Finding` or its key.
         load: reads one grid file's runs by name (default: ``book/data``, cached).
@@ -374,7 +416,8 @@ def evaluate_finding(item: Finding | str, *, load: Loader = _stored) -> Verdict:
         raise TypeError(f"item must be a Finding or a finding key, got {type(item).__name__}")
     if not callable(load):
         raise TypeError(f"load must be a function of a grid file name, got {load!r}")
-    runs = [run for name in found.grids for run in load(name)]
+    # with "curve_mean" (how fast each run learned) for runs that logged a learning curve
+    runs = with_curve_mean([run for name in found.grids for run in load(name)])
     return evaluate(found.conclusion, runs)
 
 
