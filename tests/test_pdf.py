@@ -438,6 +438,19 @@ def test_the_numbers_filled_in_follow_a_layout_that_alternates() -> None:
         make_pdf.next_fill([], settled)
 
 
+def test_a_script_named_with_two_cache_queries_is_loaded_once() -> None:
+    # An incrementally built site can hold pages of two builds, naming MathJax with and without
+    # Sphinx's ?v= query; loaded twice, MathJax never finishes starting and the print waits forever.
+    from bs4 import BeautifulSoup
+
+    pages = [BeautifulSoup(f'<html><head><script defer src="../_static/vendor/mathjax/tex-chtml.js{query}"></script>'
+                           f'<link rel="stylesheet" href="../_static/posenc.css{query}"></head></html>', "html.parser")
+             for query in ("?v=f4737972", "")]
+    assets = make_pdf._head_assets(pages)
+    assert assets.count("tex-chtml.js") == 1 and assets.count("posenc.css") == 1
+    assert "?v=f4737972" in assets  # the first page's tag, as it was
+
+
 def test_contents_and_figures_carry_their_page_numbers(report: dict[str, Any], book_text: list[str]) -> None:
     destinations = named_destinations(PDF_DIR / make_pdf.BOOK_FILE)
     targets = [f"page-{Path(page).stem}" for page in report["pages"]] + report["figure_ids"]

@@ -161,7 +161,10 @@ _WAIT_FOR_RENDER = """async (timeoutMs) => {
     if (performance.now() - started > timeoutMs) { return 'MathJax never started'; }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  await window.MathJax.startup.promise;
+  const late = new Promise((resolve) => setTimeout(() => resolve('late'), Math.max(0, timeoutMs - (performance.now() - started))));
+  if (await Promise.race([window.MathJax.startup.promise.then(() => 'ok'), late]) === 'late') {
+    return 'MathJax started but never finished (is it loaded twice?)';
+  }
   const figures = () => Array.from(document.querySelectorAll('.plotly-graph-div'));
   const drawn = () => figures().every((gd) => gd.querySelector('svg.main-svg'));
   while (!drawn()) {
@@ -368,19 +371,25 @@ def _article(soup: BeautifulSoup, page: str) -> Tag:
 def _head_assets(pages: list[BeautifulSoup]) -> str:
     """Stylesheets and the scripts printing needs (MathJax with its config, plotly), gathered
     from the heads of all ``pages`` in order: only pages with figures load plotly."""
-    kept: dict[str, None] = {}  # an ordered set
+    kept: dict[str, str] = {}  # key -> tag, in order
     for soup in pages:
         head = soup.head
         for node in head.find_all(["link", "script"]) if head else []:
             if node.name == "link" and "stylesheet" in (node.get("rel") or []):
-                kept.setdefault(str(node))
+                kept.setdefault(_asset_key(str(node.get("href") or "")) or str(node), str(node))
             elif node.name == "script":
                 src = str(node.get("src") or "")
                 text = node.string or ""
                 # The theme's scripts (toggles, search, copy buttons) only change the screen page.
                 if "mathjax" in src or "plotly" in src or text.strip().startswith("window.MathJax"):
-                    kept.setdefault(str(node))
-    return "\n".join(kept)
+                    kept.setdefault(_asset_key(src) or str(node), str(node))
+    return "\n".join(kept.values())
+
+
+def _asset_key(url: str) -> str:
+    """One key per file, whatever its cache-busting query (``?v=...``): a page built at another time
+    can name the same script with another query, and MathJax loaded twice never starts."""
+    return urlsplit(url).path if url else ""
 
 
 # -- code that stays valid Python on paper -----------------------------------------------
