@@ -166,6 +166,17 @@ def ch6_suite_configs() -> Cells:
             for lr in (*ENCODER_LRS, *CH6_SUITE_EXTRA_LRS.get((s, anchor), ()))]
 
 
+#: The learning rates of chapter 7's arms: the suite's two central ones.
+ARM_LRS = (1e-3, 3e-3)
+#: One more where the top one was a cell's best on validation ((arm, task, scheme) -> rates).
+ARM_EXTRA_LRS: dict[tuple[str, str, str], tuple[float, ...]] = {
+    **{("varied", task, scheme): (1e-2,) for task, scheme in (
+        ("copy_offset", "none"), ("copy_offset", "learned"), ("copy_offset", "alibi"),
+        ("copy_half", "none"), ("copy_half", "alibi"), ("copy_half", "t5_bias"))},
+    **{("random", task, "sinusoidal"): (1e-2,) for task in ("copy_offset", "copy_half")},
+}
+
+
 def ch7_arm_configs() -> Cells:
     """Chapter 7's two extra arms, causal, anchored, at the suite's two central learning rates, three seeds.
 
@@ -181,11 +192,13 @@ def ch7_arm_configs() -> Cells:
     for task in SUITE_TASKS:
         for scheme, options in suite_schemes():
             workarounds = STRATEGIES if _has_table(scheme) else ()
+            rates = (*ARM_LRS, *ARM_EXTRA_LRS.get(("varied", task, scheme), ()))
             cells += [(replace(base, task=task, scheme=scheme, position_options=options, lr=lr, min_seq_len=4,
-                               eval_extrapolations=workarounds), SUITE_SEEDS) for lr in (1e-3, 3e-3)]
+                               eval_extrapolations=workarounds), SUITE_SEEDS) for lr in rates]
         for scheme, options in (("sinusoidal", {}), ("learned", {"init": "bert"}), ("rope", {})):
+            rates = (*ARM_LRS, *ARM_EXTRA_LRS.get(("random", task, scheme), ()))
             cells += [(replace(base, task=task, scheme=scheme, position_options=options, lr=lr, random_positions=128),
-                       SUITE_SEEDS) for lr in (1e-3, 3e-3)]
+                       SUITE_SEEDS) for lr in rates]
     return cells
 
 
@@ -208,6 +221,13 @@ def hybrid_suite_configs() -> Cells:
             for anchor in ANCHORS for scheme, options, workarounds in schemes for lr in SUITE_LRS]
 
 
+#: Higher rates for the small tables beside tokens at std 1 ((scheme, token std) -> rates): at the
+#: encoder rates they fail, with the best at the top one; a higher rate lets a small table grow
+#: faster, so the sweep goes on until it brackets the best.
+SCALE_EXTRA_LRS: dict[tuple[str, float], tuple[float, ...]] = {
+    (scheme, 1.0): (3e-2, 1e-1) for scheme in ("learned", "hybrid-factored", "hybrid-hierarchical")}
+
+
 def scale_configs() -> Cells:
     """Chapters 6, 8 and 9: do tables that start small learn, once the tokens start small too?
 
@@ -215,7 +235,8 @@ def scale_configs() -> Cells:
     each table that starts at BERT's scale (learned, factored, hierarchical, frozen sinusoid
     with a learned scale): with tokens at N(0, 1) as in the other grids and at N(0, 0.02),
     the same scale; and a learned table that starts at N(0, 1) beside tokens at N(0, 1). Three
-    learning rates chosen on validation, three seeds.
+    learning rates chosen on validation (five for the small tables beside tokens at std 1, where the
+    top one was best, :data:`SCALE_EXTRA_LRS`), three seeds.
     """
     base = replace(ch6_configs()[0][0], n_train_examples=LOW_DATA_EXAMPLES, validation_examples=256,
                    curve_examples=0)
@@ -224,8 +245,9 @@ def scale_configs() -> Cells:
     cells: Cells = []
     for scheme, options in tables:
         for token_std in (1.0, 0.02):
+            rates = (*ENCODER_LRS, *SCALE_EXTRA_LRS.get((scheme, token_std), ()))
             cells += [(replace(base, scheme=scheme, position_options=options, token_init_std=token_std, lr=lr),
-                       SUITE_SEEDS) for lr in ENCODER_LRS]
+                       SUITE_SEEDS) for lr in rates]
     cells += [(replace(base, scheme="learned", position_options={"init": "normal"}, lr=lr), SUITE_SEEDS)
               for lr in ENCODER_LRS]
     return cells
