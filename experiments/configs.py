@@ -438,8 +438,8 @@ def realistic_configs() -> Cells:
 #: The chapter grids by ``--grid`` name (the runner adds ``ch8_ch10``, whose runs have their own seeds).
 GRIDS: dict[str, Callable[[], Cells]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
-    "encoder_suite": encoder_suite_configs, "ch6_suite": ch6_suite_configs, "rope_scaling": rope_scaling_configs, "ch7_arms": ch7_arm_configs,
-    "scale": scale_configs, "hybrid_suite": hybrid_suite_configs, "realistic": realistic_configs}
+    "encoder_suite": encoder_suite_configs, "ch6_suite": ch6_suite_configs, "rope_scaling": rope_scaling_configs,
+    "ch7_arms": ch7_arm_configs, "scale": scale_configs, "hybrid_suite": hybrid_suite_configs, "realistic": realistic_configs}
 
 #: Trained models stored next to a grid (by grid name): file name -> config.
 CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {"rope_scaling": rope_scaling_checkpoints}

@@ -27,7 +27,7 @@ import json
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -721,8 +721,7 @@ def with_curve_mean(results: Sequence[RunResult]) -> list[RunResult]:
     out = []
     for result in _check_results(results):
         if result.history and all("accuracy" in entry for entry in result.history):
-            result = RunResult(result.config, result.seed, {**result.metrics, "curve_mean": curve_mean(result)},
-                               result.history, result.wall_time_s, result.extras)
+            result = replace(result, metrics={**result.metrics, "curve_mean": curve_mean(result)})
         out.append(result)
     return out
 

@@ -18,6 +18,7 @@ from posenc.results import (
     RunResult,
     accuracy_by_length,
     curve,
+    curve_mean,
     differing_fields,
     extrapolation_variants,
     field_values,
@@ -37,10 +38,9 @@ from posenc.results import (
     select,
     select_labels,
     steps_to_reach,
-    curve_mean,
-    with_curve_mean,
     summarize,
     summary_by_label,
+    with_curve_mean,
 )
 
 
@@ -200,6 +200,8 @@ def test_curve_and_steps_to_reach() -> None:
         steps_to_reach(runs[0], 90)
     with pytest.raises(ValueError, match="runs log different steps"):
         curve([runs[0], run("sinusoidal", 2, {}, history=[{"step": 5, "accuracy": 0.1}])])
+    with pytest.raises(ValueError, match="history entries lack key='accuracy'"):
+        curve([run("sinusoidal", 0, {}, history=[{"step": 5, "loss": 1.0}])])
 
 
 def test_curve_mean_is_the_learning_curves_average_and_joins_the_metrics() -> None:
@@ -214,8 +216,6 @@ def test_curve_mean_is_the_learning_curves_average_and_joins_the_metrics() -> No
         curve_mean(no_curve)
     with pytest.raises(ValueError, match="no history"):
         curve_mean(run("rope", 3, {}, history=[]))
-    with pytest.raises(ValueError, match="history entries lack key='accuracy'"):
-        curve([run("sinusoidal", 0, {}, history=[{"step": 5, "loss": 1.0}])])
 
 
 def test_accuracy_by_length_reads_workarounds_past_the_table(grid: list[RunResult]) -> None:
