@@ -23,6 +23,7 @@ import torch
 from posenc.extrapolate import STRATEGIES
 from posenc.registry import builtin_specs
 from posenc.results import RunResult
+from posenc.rope_scaling import YARN_RAMPS, yarn_zones
 from posenc.train import TrainConfig
 
 Cells = list[tuple[TrainConfig, int]]
@@ -435,11 +436,60 @@ def realistic_configs() -> Cells:
     return cells
 
 
+#: YaRN's premise: each of its zones (kept, ramped, interpolated) holds at least this share of the pairs.
+REALISTIC_MIN_ZONE_SHARE = 0.1
+#: Chapter 11 in the realistic regime: the set-ups read zero-shot and fine-tuned. Dynamic NTK is
+#: left out for the toy grid's reason (on a full-length input it is NTK-aware scaling).
+REALISTIC_SCALINGS = ("pi", "ntk", "yarn", "yarn_rotations", "llama3")
+#: Chapter 11's tasks in the realistic regime, as in the toy one.
+REALISTIC_SCALING_TASKS = ("copy_offset", "marker_recall")
+#: Fine-tuning in the realistic regime: the toy grid's 60 steps, at twice the training length.
+REALISTIC_FINETUNE_STEPS = 60
+
+
+def check_realistic_premise(d_head: int = REALISTIC_D_HEAD, train_len: int = REALISTIC_LEN) -> dict[str, tuple[int, ...]]:
+    """YaRN's zones in the realistic regime with both ramps, ``{ramp: (kept, ramp, interpolated)}``.
+
+    Raises:
+        ValueError: if a zone holds fewer than :data:`REALISTIC_MIN_ZONE_SHARE` of the pairs
+            with either ramp: then YaRN would not be what it is in real models.
+    """
+    counts = {}
+    for ramp in YARN_RAMPS:
+        zones = yarn_zones(d_head, train_len=train_len, ramp=ramp)
+        if not zones.every_zone_holds(REALISTIC_MIN_ZONE_SHARE):
+            raise ValueError(f"d_head={d_head} at train_len={train_len}: YaRN's zones with ramp={ramp!r} hold "
+                             f"{zones.counts} of {zones.n_pairs} pairs; each needs >= {REALISTIC_MIN_ZONE_SHARE:.0%}")
+        counts[ramp] = zones.counts
+    return counts
+
+
+def realistic_scaling_configs() -> Cells:
+    """Chapter 11 in the realistic regime: RoPE models at 512 tokens stretched to 1,024 and 2,048.
+
+    * RoPE (base 10,000) at two learning rates, three seeds, on copy-offset and marker recall:
+      scored at 2x and 4x plainly and with every set-up of :data:`REALISTIC_SCALINGS`
+      zero-shot, then fine-tuned for 60 steps at 1,024 tokens with each (and without one).
+    * RoPE trained with base 500,000 from the start, at the same rates, plainly fine-tuned.
+    """
+    check_realistic_premise()
+    cells: Cells = []
+    for task in REALISTIC_SCALING_TASKS:
+        base = replace(realistic_base(), task=task, scheme="rope", steps=REALISTIC_TASKS[task],
+                       curriculum_steps=REALISTIC_TASKS[task] // 2, finetune_steps=REALISTIC_FINETUNE_STEPS,
+                       finetune_len=2 * REALISTIC_LEN)
+        for lr in REALISTIC_LRS:
+            cells.append((replace(base, lr=lr, rope_scalings=REALISTIC_SCALINGS), SUITE_SEEDS))
+            cells.append((replace(base, lr=lr, position_options={"base": SCALING_LARGE_BASE}), SUITE_SEEDS))
+    return cells
+
+
 #: The chapter grids by ``--grid`` name (the runner adds ``ch8_ch10``, whose runs have their own seeds).
 GRIDS: dict[str, Callable[[], Cells]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
     "encoder_suite": encoder_suite_configs, "ch6_suite": ch6_suite_configs, "rope_scaling": rope_scaling_configs,
-    "ch7_arms": ch7_arm_configs, "scale": scale_configs, "hybrid_suite": hybrid_suite_configs, "realistic": realistic_configs}
+    "ch7_arms": ch7_arm_configs, "scale": scale_configs, "hybrid_suite": hybrid_suite_configs, "realistic": realistic_configs,
+    "realistic_scaling": realistic_scaling_configs}
 
 #: Trained models stored next to a grid (by grid name): file name -> config.
 CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {"rope_scaling": rope_scaling_checkpoints}

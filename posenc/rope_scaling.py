@@ -67,6 +67,8 @@ __all__ = [
     "longrope_inverse_frequencies",
     "longrope_attention_factor",
     "RopeScaling",
+    "SETUPS",
+    "SETUP_NAMES",
     "LongRopeScaling",
     "PairRow",
     "pair_diagnostic",
@@ -78,6 +80,15 @@ METHODS: tuple[str, ...] = ("none", "pi", "ntk", "dynamic_ntk", "yarn", "llama3"
 #: How the book writes each method.
 METHOD_NAMES: dict[str, str] = {"none": "plain RoPE", "pi": "PI", "ntk": "NTK-aware",
                                 "dynamic_ntk": "dynamic NTK", "yarn": "YaRN", "llama3": "Llama 3"}
+#: The set-ups a training run can test past its length (``TrainConfig.rope_scalings``), by name:
+#: every method but plain RoPE with its defaults, and YaRN with the paper's ramp (in turns).
+SETUPS: dict[str, dict[str, str]] = {
+    **{method: {"method": method} for method in METHODS if method != "none"},
+    "yarn_rotations": {"method": "yarn", "yarn_ramp": "rotations"},
+}
+#: How the book writes each set-up.
+SETUP_NAMES: dict[str, str] = {**{m: METHOD_NAMES[m] for m in METHODS if m != "none"},
+                               "yarn_rotations": "YaRN (paper's ramp)"}
 #: YaRN's ramp: ``"index"`` as in the authors' code (linear in the pair index), ``"rotations"``
 #: as written in the paper (linear in the number of turns ``r``).
 YARN_RAMPS: tuple[str, ...] = ("index", "rotations")
@@ -493,21 +504,24 @@ class RopeScaling:
         check_choice("yarn_ramp", self.yarn_ramp, YARN_RAMPS)
         low = check_positive_float("low_freq_factor", self.low_freq_factor)
         high = check_positive_float("high_freq_factor", self.high_freq_factor)
-        if high <= low:
-            raise ValueError(f"high_freq_factor must be > low_freq_factor, got {high} <= {low}")
+        if high < low:  # equal factors are a step, as Llama 4 Scout ships them
+            raise ValueError(f"high_freq_factor must be >= low_freq_factor, got {high} < {low}")
 
     @classmethod
     def for_length(cls, method: str, *, train_len: int, target_len: int) -> RopeScaling:
         """The method set up to stretch ``train_len`` to ``target_len`` (``factor = target_len / train_len``).
 
-        Dynamic NTK takes its factor from each input instead, so it gets ``factor = 1``.
+        ``method`` is a method of :data:`METHODS` or a set-up of :data:`SETUPS` (such as
+        ``"yarn_rotations"``, YaRN with the paper's ramp). Dynamic NTK takes its factor from
+        each input instead, so it gets ``factor = 1``.
         """
-        check_choice("method", method, METHODS)
+        method = check_choice("method", method, tuple(dict.fromkeys([*METHODS, *SETUPS])))
         train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
         if target_len < train_len:
             raise ValueError(f"target_len must be >= train_len={train_len}, got {target_len}")
-        factor = 1.0 if method == "dynamic_ntk" else target_len / train_len
-        return cls(method, factor=factor, train_len=train_len)
+        settings = dict(SETUPS.get(method, {"method": method}))
+        factor = 1.0 if settings["method"] == "dynamic_ntk" else target_len / train_len
+        return cls(settings.pop("method"), factor=factor, train_len=train_len, **settings)
 
     def inverse_frequencies(self, d_head: int, *, base: float = 10000.0, seq_len: int | None = None) -> torch.Tensor:
         """The speeds for an input of ``seq_len`` positions (only dynamic NTK reads it). float64 ``(d_head // 2,)``."""

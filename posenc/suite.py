@@ -43,7 +43,7 @@ from posenc.checks import (
 )
 from posenc.results import RunResult, Series, check_results, config_value, curve, extrapolation_variants, run_label
 from posenc.robustness import is_bimodal, rate_text, tied_rates
-from posenc.rope_scaling import METHOD_NAMES
+from posenc.rope_scaling import SETUP_NAMES
 
 __all__ = [
     "SOLVED",
@@ -227,13 +227,13 @@ def suite_variants(cell: SuiteCell) -> dict[str, str | None]:
     A learned table scored with workarounds gives ``"learned (bert) + clip"`` etc. (the
     workaround under its :data:`WORKAROUND_NAMES` name). RoPE scored with scaling methods
     (``TrainConfig.rope_scalings``) gives its plain label (``None``) and then
-    ``"rope + YaRN"`` etc. (:data:`posenc.rope_scaling.METHOD_NAMES`). Any other scheme gives
+    ``"rope + YaRN"`` etc. (:data:`posenc.rope_scaling.SETUP_NAMES`). Any other scheme gives
     its label and ``None``.
     """
     _check_cell(cell)
     scalings = list(dict.fromkeys(m for r in cell.runs for m in r.config.get("rope_scalings", ())))
     if scalings:
-        return {cell.label: None, **{f"{cell.label} + {METHOD_NAMES[m]}": m for m in scalings}}
+        return {cell.label: None, **{f"{cell.label} + {SETUP_NAMES[m]}": m for m in scalings}}
     strategies = list(dict.fromkeys(s for r in cell.runs for s in r.config.get("eval_extrapolations", ())))
     if not strategies:
         return {cell.label: None}

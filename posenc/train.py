@@ -53,7 +53,7 @@ from posenc.models import COMBINE_MODES, TinyTransformer
 from posenc.params import module_parameter_count
 from posenc.registry import available_schemes, builtin_specs, scheme_spec
 from posenc.results import LATER_FIELD_DEFAULTS, RunResult, scheme_label
-from posenc.rope_scaling import METHODS, RopeScaling
+from posenc.rope_scaling import SETUPS, RopeScaling
 from posenc.runtime import single_thread
 from posenc.perplexity import length_scores
 from posenc.tasks import IGNORE_INDEX, LanguageModelTask, Task, available_tasks, fixed_dataset, make_generator, make_task
@@ -155,8 +155,8 @@ class TrainConfig:
             learned table, else one copy. Stored as ``metrics["ft_new@N"]`` (new positions
             at ``N = finetune_len``) and ``metrics["ft@T"]`` (the training length ``T``
             afterwards), with ``":strategy"`` for a table's workarounds.
-        rope_scalings: for ``scheme="rope"``, methods of :mod:`posenc.rope_scaling` (not
-            ``"none"``) to test at every eval length ``L > seq_len``, each set up to stretch
+        rope_scalings: for ``scheme="rope"``, set-ups of :data:`posenc.rope_scaling.SETUPS`
+            (every method but ``"none"``, and ``"yarn_rotations"``) to test at every eval length ``L > seq_len``, each set up to stretch
             ``seq_len`` to ``L`` (:meth:`posenc.rope_scaling.RopeScaling.for_length`):
             ``metrics["accuracy@L:method"]``, ``"new@L:method"`` and ``"short@L:method"``
             (accuracy at ``seq_len`` with the method set up for ``L``: what it costs short
@@ -265,8 +265,7 @@ class TrainConfig:
         # sequences of lengths and names: ``(32)`` is the int 32 and ``("clip")`` the string "clip", never iterated
         eval_lengths = check_int_sequence("eval_lengths", self.eval_lengths)
         eval_extrapolations = check_choice_sequence("eval_extrapolations", self.eval_extrapolations, STRATEGIES)
-        rope_scalings = check_choice_sequence("rope_scalings", self.rope_scalings,
-                                              tuple(m for m in METHODS if m != "none"))
+        rope_scalings = check_choice_sequence("rope_scalings", self.rope_scalings, tuple(SETUPS))
         if self.min_seq_len is not None:
             check_positive_int("min_seq_len", self.min_seq_len)
             if self.min_seq_len > self.seq_len:
