@@ -273,7 +273,7 @@ def encoder_configs() -> Cells:
 
 
 #: Chapter 11's RoPE scaling methods, tested on RoPE models with the suite's budget.
-SCALING_METHODS = ("pi", "ntk", "yarn", "llama3")
+SCALING_METHODS = ("pi", "ntk", "yarn", "yarn_rotations", "llama3")
 #: Chapter 11's tasks: the suite's local relative rule and its long-range content task.
 SCALING_TASKS = ("copy_offset", "marker_recall")
 #: The learning rate the suite chose for RoPE on both tasks (on validation, chapter 7).

@@ -245,3 +245,15 @@ def test_the_command_writes_the_grid_and_prints_the_total_time(sequential: tuple
     with pytest.raises(SystemExit):
         grids.main(["--jobs", "0", "--dry-run"])
     assert "--jobs must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_the_realistic_regime_holds_yarns_premise() -> None:
+    """Chapter 11's realistic grid is planned only where each of YaRN's zones holds >= 10 % of the pairs."""
+    from experiments import configs
+
+    assert configs.check_realistic_premise() == {"index": (4, 12, 16), "rotations": (4, 12, 16)}
+    with pytest.raises(ValueError, match=r"d_head=16 at train_len=16: YaRN's zones with ramp='index' hold "
+                                         r"\(1, 0, 7\) of 8 pairs; each needs >= 10%"):
+        configs.check_realistic_premise(d_head=16, train_len=16)  # chapter 11's toy regime
+    runs = [config for config, _ in configs.realistic_scaling_configs()]
+    assert {(c.seq_len, c.d_model // c.n_heads, c.bos_token, c.finetune_len) for c in runs} == {(512, 64, True, 1024)}

@@ -11,6 +11,7 @@ import torch
 from posenc.relative import RopeScheme, apply_rope, rope_inverse_frequencies
 from posenc.rope_scaling import (
     METHODS,
+    SETUPS,
     RopeScaling,
     dynamic_ntk_factor,
     dynamic_ntk_inverse_frequencies,
@@ -498,6 +499,42 @@ def test_yarn_zones_as_the_paper_defines_them() -> None:
              / yarn_inverse_frequencies(64, factor=1.0, train_len=512)).tolist()
     assert all(ratio[i] == 1.0 for i in zones.kept) and all(ratio[i] == pytest.approx(0.25) for i in zones.interpolated)
     assert all(0.25 < ratio[i] < 1.0 for i in zones.ramp)
+
+
+def test_yarn_paper_ramp_by_hand_in_the_realistic_regime() -> None:
+    # d_head 64 at 512 tokens, x4: pair i turns r_i = 512 * 10000**(-i/32) / (2 pi) times; the paper's
+    # ramp keeps r >= 32, divides r <= 1 by 4 and blends linearly in r between.
+    d_head, train_len, factor = 64, 512, 4.0
+    expected = []
+    for i in range(d_head // 2):
+        speed = 10000.0 ** (-2 * i / d_head)
+        turns = train_len * speed / (2 * math.pi)
+        kept_share = min(max((turns - 1.0) / (32.0 - 1.0), 0.0), 1.0)
+        expected.append(kept_share * speed + (1 - kept_share) * speed / factor)
+    ours = yarn_inverse_frequencies(d_head, factor=factor, train_len=train_len, ramp="rotations")
+    assert ours.tolist() == pytest.approx(expected, rel=1e-12)
+    # the authors' code ramps over the same pairs here (its clamp at pair 0 changes nothing), by index
+    code = yarn_inverse_frequencies(d_head, factor=factor, train_len=train_len)
+    assert code.tolist() == pytest.approx(_yarn_reference(d_head, 10000.0, factor, train_len), rel=1e-12)
+    assert yarn_zones(d_head, train_len=train_len).counts == yarn_zones(d_head, train_len=train_len,
+                                                                        ramp="rotations").counts == (4, 12, 16)
+
+
+def test_setups_by_name() -> None:
+    paper = RopeScaling.for_length("yarn_rotations", train_len=512, target_len=2048)
+    assert paper == RopeScaling("yarn", factor=4.0, train_len=512, yarn_ramp="rotations")
+    assert RopeScaling.for_length("yarn", train_len=512, target_len=2048).yarn_ramp == "index"
+    assert RopeScaling.for_length("dynamic_ntk", train_len=512, target_len=2048).factor == 1.0
+    assert set(SETUPS) == {m for m in METHODS if m != "none"} | {"yarn_rotations"}
+    with pytest.raises(ValueError, match="method must be one of .*yarn_rotations.*got 'yarn_paper'"):
+        RopeScaling.for_length("yarn_paper", train_len=512, target_len=2048)
+
+
+def test_rope_scaling_accepts_llama_4_scouts_equal_factors() -> None:
+    scout = RopeScaling("llama3", factor=16.0, train_len=8192, low_freq_factor=1.0, high_freq_factor=1.0)
+    expected = llama3_inverse_frequencies(128, factor=16.0, train_len=8192, base=500_000.0, low_freq_factor=1.0,
+                                          high_freq_factor=1.0)
+    assert torch.equal(scout.inverse_frequencies(128, base=500_000.0), expected)
 
 
 def test_yarn_zones_reject_bad_input() -> None:
