@@ -484,6 +484,17 @@ def realistic_scaling_configs() -> Cells:
     return cells
 
 
+#: The file next to the realistic_scaling grid that holds the model chapter 11 reads live.
+REALISTIC_SCALING_CHECKPOINT = "realistic_scaling_model.safetensors"
+
+
+def realistic_scaling_checkpoints() -> dict[str, TrainConfig]:
+    """Chapter 11's realistic model: the grid's first copy-offset run (seed 0), as trained."""
+    first = realistic_scaling_configs()[0][0]
+    assert first.task == "copy_offset" and first.scheme == "rope" and not first.position_options
+    return {REALISTIC_SCALING_CHECKPOINT: replace(first, seed=0, finetune_steps=0, finetune_len=None, rope_scalings=())}
+
+
 #: The chapter grids by ``--grid`` name (the runner adds ``ch8_ch10``, whose runs have their own seeds).
 GRIDS: dict[str, Callable[[], Cells]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
@@ -492,4 +503,5 @@ GRIDS: dict[str, Callable[[], Cells]] = {
     "realistic_scaling": realistic_scaling_configs}
 
 #: Trained models stored next to a grid (by grid name): file name -> config.
-CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {"rope_scaling": rope_scaling_checkpoints}
+CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {
+    "rope_scaling": rope_scaling_checkpoints, "realistic_scaling": realistic_scaling_checkpoints}

@@ -316,7 +316,7 @@ def default_grids() -> dict[str, Grid]:
             "encoder_suite": _chapter_grid("encoder_suite"), "ch6_suite": _chapter_grid("ch6_suite"),
             "rope_scaling": _chapter_grid("rope_scaling"),
             "ch7_arms": _chapter_grid("ch7_arms"), "scale": _chapter_grid("scale"),
-            "hybrid_suite": _chapter_grid("hybrid_suite")}
+            "hybrid_suite": _chapter_grid("hybrid_suite"), "realistic_scaling": _chapter_grid("realistic_scaling")}
 
 
 # -- running ------------------------------------------------------------------------------------

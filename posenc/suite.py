@@ -36,6 +36,7 @@ from posenc.checks import (
     check_int_sequence,
     check_mapping,
     check_nonnegative_int,
+    check_positive_int,
     check_real,
     check_reals,
     check_text,
@@ -68,6 +69,7 @@ __all__ = [
     "arm_table",
     "range_text",
     "scaling_rows",
+    "stretch_rows",
     "kept_text",
     "learning_rate_rows",
 ]
@@ -373,6 +375,44 @@ def scaling_rows(
             cell = cells_by_length[longest][task, label]
             short = variant_values(cell, f"short@{longest}", strategy) if strategy else variant_values(cell, "accuracy")
             rows.append(row + [outcome_text(outcome(short), digits=digits)])
+    return headers, rows
+
+
+def stretch_rows(
+    cells: Mapping[tuple[str, str], SuiteCell], *, task: str, lengths: Sequence[int], finetune_len: int,
+    digits: int = 2,
+) -> tuple[list[str], list[list[str]]]:
+    """Chapter 11's table for runs read zero-shot at several lengths and fine-tuned at one.
+
+    Args:
+        cells: :func:`choose_learning_rates` cells of runs scored at every ``L`` of ``lengths``
+            (``new@L``, with each scaling ``new@L:method``) and fine-tuned at ``finetune_len``.
+        task: the task; lengths: the zero-shot lengths; finetune_len: the fine-tune length.
+        digits: decimals of each :func:`outcome_text`.
+
+    Returns:
+        ``(headers, rows)``: per variant (:func:`suite_variants`), the new-position accuracy at
+        each length zero-shot, after fine-tuning at ``finetune_len``, and at the training length
+        with the method set up for the longest length (``short@L``; plain accuracy without one).
+    """
+    _check_cells("cells", cells)
+    check_choice("task", task, sorted({t for t, _ in cells}))
+    lengths = sorted(check_int_sequence("lengths", lengths, min_len=1))
+    finetune_len = check_positive_int("finetune_len", finetune_len)
+    digits = check_nonnegative_int("digits", digits)
+    longest = lengths[-1]
+    headers = ["variant", *[f"{n:,} tokens, zero-shot" for n in lengths], f"{finetune_len:,} tokens, fine-tuned",
+               f"training length, set for {longest:,}"]
+    rows = []
+    for (cell_task, label), cell in cells.items():
+        if cell_task != task:
+            continue
+        for variant, strategy in suite_variants(cell).items():
+            values = [variant_values(cell, f"new@{n}", strategy) for n in lengths]
+            values.append(variant_values(cell, f"ft_new@{finetune_len}", strategy))
+            values.append(variant_values(cell, f"short@{longest}", strategy) if strategy
+                          else variant_values(cell, "accuracy"))
+            rows.append([variant, *[outcome_text(outcome(v), digits=digits) for v in values]])
     return headers, rows
 
 

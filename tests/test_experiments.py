@@ -226,9 +226,10 @@ def test_the_real_grids_list_the_stored_runs_in_order() -> None:
         ("learned", 64), ("learned", 64), ("hybrid-scaled-sinusoid", 64), ("hybrid-factored", 64),
         ("hybrid-hierarchical", 64)]
     checkpoints = {name: grid.checkpoints() for name, grid in grids.default_grids().items() if grid.checkpoints()}
-    assert list(checkpoints) == ["rope_scaling"]
-    for filename, job in checkpoints["rope_scaling"].items():
-        assert (ROOT / "book" / "data" / filename).is_file() and job.keep_weights
+    assert list(checkpoints) == ["rope_scaling", "realistic_scaling"]
+    for grid_checkpoints in checkpoints.values():
+        for filename, job in grid_checkpoints.items():
+            assert (ROOT / "book" / "data" / filename).is_file() and job.keep_weights
 
 
 def test_the_command_writes_the_grid_and_prints_the_total_time(sequential: tuple[Path, Path, grids.Report],

@@ -24,6 +24,7 @@ from posenc.book.findings import (
     finding,
     findings_in,
     prose_name,
+    regime_rows,
     verdict_prose,
     verdict_rows,
 )
@@ -142,3 +143,19 @@ def test_labels_are_unique_and_past_the_length_reads_new_positions() -> None:
     assert not past_the_length(finding("alibi fails copy_half"))  # accuracy at the training length
     with pytest.raises(TypeError, match="item must be a Finding"):
         past_the_length("t5>rope new@32")  # type: ignore[arg-type]
+
+
+def test_regime_rows_put_each_claim_beside_itself() -> None:
+    verdicts = evaluate_findings("11_rope_scaling", load=_runs)
+    headers, rows = regime_rows(verdicts)
+    assert headers == ["claim", "toy regime", "realistic regime", "same verdict?"]
+    assert len(rows) == len(verdicts) // 2
+    toy, real = verdicts["toy ntk>plain 2x"], verdicts["realistic ntk>plain 2x"]
+    assert rows[0] == [toy.conclusion.claim.removesuffix(" (toy regime)"), f"{toy.kind} ({toy.holds_in} of {toy.n})",
+                       f"{real.kind} ({real.holds_in} of {real.n})", "yes" if toy.kind == real.kind else "no"]
+    with pytest.raises(ValueError, match="claim 'ntk>plain 2x' has no verdict in regime.*realistic"):
+        regime_rows({key: v for key, v in verdicts.items() if key.startswith("toy ")})
+    with pytest.raises(ValueError, match="the regime of verdict 'other x' must be one of"):
+        regime_rows({"other x": toy, **verdicts})
+    with pytest.raises(ValueError, match="regimes must hold at least 2"):
+        regime_rows(verdicts, regimes=("toy",))

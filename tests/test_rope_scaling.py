@@ -455,9 +455,10 @@ def test_scaling_rows_read_the_stored_grid() -> None:
     results = _stored_scaling_grid()
     by_length = {n: choose_learning_rates(select(results, finetune_len=n)) for n in (32, 64)}
     cell = by_length[64]["copy_offset", "rope"]
-    assert list(suite_variants(cell)) == ["rope", "rope + PI", "rope + NTK-aware", "rope + YaRN", "rope + Llama 3"]
+    assert list(suite_variants(cell)) == ["rope", "rope + PI", "rope + NTK-aware", "rope + YaRN",
+                                          "rope + YaRN (paper's ramp)", "rope + Llama 3"]
     headers, rows = scaling_rows(by_length, task="copy_offset")
-    assert len(headers) == 6 and len(rows) == 6  # five readings of the base-10,000 model, one base-500,000 model
+    assert len(headers) == 6 and len(rows) == 7  # six readings of the base-10,000 model, one base-500,000 model
     yarn = next(row for row in rows if row[0] == "rope + YaRN")
     assert yarn[3] == outcome_text(outcome([r.metrics["new@64:yarn"] for r in cell.runs]))
     assert yarn[4] == outcome_text(outcome([r.metrics["ft_new@64:yarn"] for r in cell.runs]))
@@ -473,7 +474,7 @@ def test_stored_scaling_run_reproduces() -> None:
               if r.config.get("rope_scalings")]
     assert len(stored) == 1
     _, again, difference = reproduce(stored[0])
-    assert {"new@64:yarn", "short@64:pi", "ft_new@32:llama3"} <= set(again.metrics)
+    assert {"new@64:yarn", "new@64:yarn_rotations", "short@64:pi", "ft_new@32:llama3"} <= set(again.metrics)
     assert difference == 0.0, again.metrics
 
 

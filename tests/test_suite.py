@@ -22,6 +22,7 @@ from posenc.suite import (
     range_text,
     suite_variants,
     tied_range,
+    stretch_rows,
     tied_rows,
     variant_values,
     workaround_label,
@@ -250,3 +251,23 @@ def test_reversals_count_only_clear_orders_that_flip() -> None:
     assert reversals(before, before) == []
     with pytest.raises(ValueError, match="same labels"):
         reversals(before, {"rope": (0.1, 0.2)})
+
+
+def test_stretch_rows_read_each_zero_shot_length_and_one_fine_tune() -> None:
+    metrics = {"new@32": 0.5, "new@64": 0.25, "ft_new@32": 0.9, "new@32:ntk": 0.8, "new@64:ntk": 0.6,
+               "ft_new@32:ntk": 1.0, "short@64:ntk": 0.95}
+    runs = [RunResult(config={"task": "copy_offset", "scheme": "rope", "position_options": {}, "lr": 1e-3, "seed": seed,
+                              "combine": "add", "rope_scalings": ["ntk"]}, seed=seed,
+                      metrics={"val_accuracy": 1.0, "accuracy": 0.99, **metrics}, history=[], wall_time_s=1.0)
+            for seed in range(3)]
+    cells = choose_learning_rates(runs)
+    headers, rows = stretch_rows(cells, task="copy_offset", lengths=(64, 32), finetune_len=32)
+    assert headers == ["variant", "32 tokens, zero-shot", "64 tokens, zero-shot", "32 tokens, fine-tuned",
+                       "training length, set for 64"]
+    text = [[outcome_text(outcome([v] * 3), digits=2) for v in values] for values in
+            ((0.5, 0.25, 0.9, 0.99), (0.8, 0.6, 1.0, 0.95))]
+    assert rows == [["rope", *text[0]], ["rope + NTK-aware", *text[1]]]
+    with pytest.raises(ValueError, match="lengths"):
+        stretch_rows(cells, task="copy_offset", lengths=(), finetune_len=32)
+    with pytest.raises(ValueError, match="task must be one of .*got 'marker_recall'"):
+        stretch_rows(cells, task="marker_recall", lengths=(32,), finetune_len=32)

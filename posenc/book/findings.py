@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from posenc.book import data_path
-from posenc.checks import check_choice, check_instance, check_mapping, check_text
+from posenc.checks import check_choice, check_instance, check_mapping, check_text, check_text_sequence
 from posenc.results import RunResult, load_results, with_curve_mean
 from posenc.robustness import Conclusion, Side, Verdict, evaluate, verdict_phrase
 
@@ -38,6 +38,9 @@ __all__ = [
     "CH7_ARMS",
     "SCALE",
     "HYBRID_SUITE",
+    "SCALING",
+    "REALISTIC_SCALING",
+    "SCALING_REGIMES",
     "finding",
     "findings_in",
     "past_the_length",
@@ -46,6 +49,7 @@ __all__ = [
     "prose_name",
     "verdict_prose",
     "verdict_rows",
+    "regime_rows",
 ]
 
 #: The stored grids the findings read (files in ``book/data``, written by ``make grids``).
@@ -55,6 +59,11 @@ CH6_SUITE = "ch6_suite_grid.json"
 CH7_ARMS = "ch7_arms_grid.json"
 SCALE = "scale_grid.json"
 HYBRID_SUITE = "hybrid_suite_grid.json"
+SCALING = "rope_scaling_grid.json"
+REALISTIC_SCALING = "realistic_scaling_grid.json"
+#: Chapter 11's two regimes by name: the grid and the training length ``L`` (read at 2L and 4L,
+#: fine-tuned at 2L). The toy: heads of width 16 at 16 tokens; the realistic: width 64 at 512.
+SCALING_REGIMES: dict[str, tuple[str, int]] = {"toy": (SCALING, 16), "realistic": (REALISTIC_SCALING, 512)}
 
 #: The causal suite's tasks: a local relative rule, a long-range content lookup, an absolute rule.
 CAUSAL_TASKS = ("copy_offset", "marker_recall", "copy_half")
@@ -110,8 +119,8 @@ def _finding(key: str, claim: str, better: Side | float, worse: Side | float, ta
     return Finding(conclusion, tuple(grids), tuple(chapters))
 
 
-CH6, CH7, CH8, CH9, CH10 = ("06_experiments", "07_beyond_trained_length", "08_hybrids", "09_choosing",
-                            "10_relative")
+CH6, CH7, CH8, CH9, CH10, CH11 = ("06_experiments", "07_beyond_trained_length", "08_hybrids", "09_choosing",
+                                  "10_relative", "11_rope_scaling")
 APP_A, APP_B = "appendix_a_misunderstandings", "appendix_b_fact_check"
 
 
@@ -349,8 +358,56 @@ def _hybrid_findings() -> list[Finding]:
     ]
 
 
+#: Chapter 11's scaling set-ups as its findings name them.
+_SCALING_SHOWN = {"pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "yarn_rotations": "YaRN (paper's ramp)",
+                  "llama3": "Llama 3"}
+
+
+def _scaling_findings() -> list[Finding]:
+    """Chapter 11: RoPE stretched to 2x and 4x its training length, in the toy and the realistic regime.
+
+    Every claim is declared once per regime (key prefix ``"toy "`` or ``"realistic "``), so the
+    chapter can show which conclusions survive the change of regime. The methods read the same
+    trained models (paired seed by seed); a larger base is other models (independent). Zero-shot
+    sides read the runs fine-tuned at 2L (their zero-shot scores do not depend on the fine-tune).
+    """
+    tasks = ("copy_offset", "marker_recall")
+    found: list[Finding] = []
+    for regime, (grid, length) in SCALING_REGIMES.items():
+        two, four, ft = 2 * length, 4 * length, {"finetune_len": 2 * length}
+
+        def rope(metric: str, setup: str | None = None) -> Side:
+            return _side("rope", metric, setup, **ft)  # noqa: B023 - called within this iteration only
+
+        def add(key: str, claim: str, better: Side | float, worse: Side | float, label: str) -> None:
+            found.append(_finding(f"{regime} {key}", f"{claim} ({regime} regime)", better, worse, tasks,
+                                  grids=(grid,), chapters=(CH11,), over=("lr",), label=f"{label} ({regime})"))
+
+        for multiple, metric in (("2x", f"new@{two}"), ("4x", f"new@{four}")):
+            for setup in ("ntk", "yarn", "yarn_rotations", "llama3"):
+                shown = _SCALING_SHOWN[setup]
+                add(f"{setup}>plain {multiple}", f"{shown} keeps more new positions at {multiple} than plain RoPE, "
+                    "zero-shot", rope(metric, setup), rope(metric), f"{shown} > plain, {multiple}")
+            add(f"plain>pi {multiple}", f"plain RoPE keeps more new positions at {multiple} than PI, zero-shot",
+                rope(metric), rope(metric, "pi"), f"plain > PI, {multiple}")
+            add(f"yarn>yarn_rotations {multiple}", f"YaRN with the code's ramp keeps more new positions at {multiple} "
+                "than with the paper's, zero-shot", rope(metric, "yarn"), rope(metric, "yarn_rotations"),
+                f"code ramp > paper ramp, {multiple}")
+        for setup in (None, "ntk", "yarn", "llama3"):
+            shown = _SCALING_SHOWN.get(setup or "", "plain RoPE")
+            add(f"ft {setup or 'plain'} solves", f"fine-tuned at 2x with {shown}, RoPE keeps >= 0.9 of the new "
+                "positions", rope(f"ft_new@{two}", setup), SOLVED_LEVEL, f"fine-tuned {shown} solves")
+        add("ft plain>pi", "fine-tuned at 2x, plain RoPE keeps more new positions than with PI",
+            rope(f"ft_new@{two}"), rope(f"ft_new@{two}", "pi"), "fine-tuned plain > PI")
+        add("short ntk>yarn", f"set up for {four} tokens, NTK-aware scaling costs inputs at the training length less "
+            "than YaRN", rope(f"short@{four}", "ntk"), rope(f"short@{four}", "yarn"), "short inputs: NTK > YaRN")
+        add("large base>plain 4x", "RoPE trained with base 500,000 keeps more new positions at 4x than base 10,000",
+            _side("rope [base=500000.0]", f"new@{four}", **ft), rope(f"new@{four}"), "base 500k > 10k, 4x")
+    return found
+
+
 FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_ch6_findings(), *_arm_findings(),
-                                 *_scale_findings(), *_hybrid_findings())
+                                 *_scale_findings(), *_hybrid_findings(), *_scaling_findings())
 
 
 def _check_unique(findings: Sequence[Finding]) -> None:
@@ -464,3 +521,38 @@ def _checked_verdicts(verdicts: Any) -> Mapping[str, Verdict]:
         check_text("verdicts key", key, empty=False)
         check_instance(f"verdicts[{key!r}]", verdict, Verdict, what="a Verdict")
     return verdicts
+
+
+def regime_rows(verdicts: Mapping[str, Verdict], regimes: Sequence[str] = tuple(SCALING_REGIMES)
+                ) -> tuple[list[str], list[list[str]]]:
+    """Chapter 11's claims side by side: one row per claim, one column per regime.
+
+    Args:
+        verdicts: ``{key: verdict}`` whose keys start with a regime's name and a space
+            (``"toy ntk>plain 4x"``, ``"realistic ntk>plain 4x"``), as :func:`_scaling_findings`
+            declares them; every claim must be declared in every regime.
+        regimes: the regimes, in column order.
+
+    Returns:
+        ``(headers, rows)``: the claim (its words without the regime), each regime's verdict
+        (kind and ``holds in k of n``), and whether the kind is the same in every regime.
+    """
+    verdicts = _checked_verdicts(verdicts)
+    regimes = check_text_sequence("regimes", regimes, min_len=2)
+    by_claim: dict[str, dict[str, Verdict]] = {}
+    for key, verdict in verdicts.items():
+        regime, _, claim = key.partition(" ")
+        check_choice(f"the regime of verdict {key!r}", regime, regimes)
+        by_claim.setdefault(claim, {})[regime] = verdict
+    headers = ["claim", *[f"{regime} regime" for regime in regimes], "same verdict?"]
+    rows = []
+    for claim, found in by_claim.items():
+        missing = [r for r in regimes if r not in found]
+        if missing:
+            raise ValueError(f"claim {claim!r} has no verdict in regime(s) {missing}")
+        first = found[regimes[0]]
+        words = first.conclusion.claim.removesuffix(f" ({regimes[0]} regime)")
+        cells = [f"{found[r].kind} ({found[r].holds_in} of {found[r].n})" for r in regimes]
+        same = len({found[r].kind for r in regimes}) == 1
+        rows.append([words, *cells, "yes" if same else "no"])
+    return headers, rows
