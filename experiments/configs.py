@@ -443,8 +443,11 @@ REALISTIC_MIN_ZONE_SHARE = 0.1
 REALISTIC_SCALINGS = ("pi", "ntk", "yarn", "yarn_rotations", "llama3")
 #: Chapter 11's tasks in the realistic regime, as in the toy one.
 REALISTIC_SCALING_TASKS = ("copy_offset", "marker_recall")
-#: Fine-tuning in the realistic regime: the toy grid's 60 steps, at twice the training length.
-REALISTIC_FINETUNE_STEPS = 60
+#: Fine-tuning in the realistic regime, at twice the training length: 30 steps of 16 sequences of
+#: 1,024 tokens (about 0.5 M tokens, eight times the toy grid's 60 steps of 32 sequences of 32).
+REALISTIC_FINETUNE_STEPS = 30
+#: Test sequences per score in the realistic scaling grid (each length, each set-up).
+REALISTIC_SCALING_EVAL_EXAMPLES = 64
 
 
 def check_realistic_premise(d_head: int = REALISTIC_D_HEAD, train_len: int = REALISTIC_LEN) -> dict[str, tuple[int, ...]]:
@@ -469,7 +472,7 @@ def realistic_scaling_configs() -> Cells:
 
     * RoPE (base 10,000) at two learning rates, three seeds, on copy-offset and marker recall:
       scored at 2x and 4x plainly and with every set-up of :data:`REALISTIC_SCALINGS`
-      zero-shot, then fine-tuned for 60 steps at 1,024 tokens with each (and without one).
+      zero-shot, then fine-tuned for 30 steps at 1,024 tokens with each (and without one).
     * RoPE trained with base 500,000 from the start, at the same rates, plainly fine-tuned.
     """
     check_realistic_premise()
@@ -477,7 +480,7 @@ def realistic_scaling_configs() -> Cells:
     for task in REALISTIC_SCALING_TASKS:
         base = replace(realistic_base(), task=task, scheme="rope", steps=REALISTIC_TASKS[task],
                        curriculum_steps=REALISTIC_TASKS[task] // 2, finetune_steps=REALISTIC_FINETUNE_STEPS,
-                       finetune_len=2 * REALISTIC_LEN)
+                       finetune_len=2 * REALISTIC_LEN, eval_examples=REALISTIC_SCALING_EVAL_EXAMPLES)
         for lr in REALISTIC_LRS:
             cells.append((replace(base, lr=lr, rope_scalings=REALISTIC_SCALINGS), SUITE_SEEDS))
             cells.append((replace(base, lr=lr, position_options={"base": SCALING_LARGE_BASE}), SUITE_SEEDS))

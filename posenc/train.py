@@ -151,7 +151,7 @@ class TrainConfig:
             disjoint from the test sequences, for choosing hyper-parameters.
         finetune_steps, finetune_len, finetune_lr: if ``finetune_steps > 0``, after the test,
             copies of the model are fine-tuned (:func:`fine_tune`, seed = the run's seed) at
-            ``finetune_len`` tokens: one copy per workaround in ``eval_extrapolations`` for a
+            ``finetune_len`` tokens in batches of ``batch_size``: one copy per workaround in ``eval_extrapolations`` for a
             learned table, else one copy. Stored as ``metrics["ft_new@N"]`` (new positions
             at ``N = finetune_len``) and ``metrics["ft@T"]`` (the training length ``T``
             afterwards), with ``":strategy"`` for a table's workarounds.
@@ -912,7 +912,8 @@ def _fine_tune_metrics(model: TinyTransformer, task: Task, config: TrainConfig) 
             candidate.position.set_extrapolation(strategy)
         if strategy is not None and candidate.position.supports_scaling:
             candidate.position.set_scaling(RopeScaling.for_length(strategy, train_len=train_len, target_len=long_len))
-        fine_tune(candidate, task, long_len, steps=config.finetune_steps, lr=config.finetune_lr, seed=config.seed)
+        fine_tune(candidate, task, long_len, steps=config.finetune_steps, lr=config.finetune_lr, seed=config.seed,
+                  batch_size=config.batch_size)
         suffix = "" if strategy is None else f":{strategy}"
         test_task = task.for_split("test")  # fine-tuned on training text, scored on test text
         metrics[f"ft_new@{long_len}{suffix}"] = new_position_accuracy(

@@ -61,9 +61,12 @@ def _train_names(config: TrainConfig) -> tuple[frozenset[str], frozenset[str]]:
 def _signature(config: TrainConfig) -> TrainConfig:
     """A config with the same metric names (seed, rate, a table's initialisation and sizes do not change
     them; other options can: a hierarchy's rows decide the lengths it can be read at)."""
-    return replace(config, seed=0, lr=1e-3, task="copy_offset", token_init_std=1.0, n_train_examples=None,
-                   position_options=config.position_options if config.scheme != "learned" else {"init": "bert"},
-                   bos_token=False)
+    signature = replace(config, seed=0, lr=1e-3, task="copy_offset", token_init_std=1.0, n_train_examples=None,
+                        position_options=config.position_options if config.scheme != "learned" else {"init": "bert"},
+                        bos_token=False)
+    if config.seq_len >= 256:  # the realistic regime: a narrow, shallow model on two sequences names the same metrics
+        signature = replace(signature, d_model=16, n_heads=1, n_layers=1, batch_size=2)
+    return signature
 
 
 @cache
