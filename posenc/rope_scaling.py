@@ -519,9 +519,9 @@ class RopeScaling:
         train_len, target_len = check_positive_int("train_len", train_len), check_positive_int("target_len", target_len)
         if target_len < train_len:
             raise ValueError(f"target_len must be >= train_len={train_len}, got {target_len}")
-        settings = dict(SETUPS.get(method, {"method": method}))
+        settings = SETUPS.get(method, {"method": method})
         factor = 1.0 if settings["method"] == "dynamic_ntk" else target_len / train_len
-        return cls(settings.pop("method"), factor=factor, train_len=train_len, **settings)
+        return cls(settings["method"], factor=factor, train_len=train_len, yarn_ramp=settings.get("yarn_ramp", "index"))
 
     def inverse_frequencies(self, d_head: int, *, base: float = 10000.0, seq_len: int | None = None) -> torch.Tensor:
         """The speeds for an input of ``seq_len`` positions (only dynamic NTK reads it). float64 ``(d_head // 2,)``."""

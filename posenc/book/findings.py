@@ -393,13 +393,13 @@ def _scaling_findings() -> list[Finding]:
             add(f"yarn>yarn_rotations {multiple}", f"YaRN with the code's ramp keeps more new positions at {multiple} "
                 "than with the paper's, zero-shot", rope(metric, "yarn"), rope(metric, "yarn_rotations"),
                 f"code ramp > paper ramp, {multiple}")
-        for setup in (None, "ntk", "yarn", "llama3"):
-            shown = _SCALING_SHOWN.get(setup or "", "plain RoPE")
-            add(f"ft {setup or 'plain'} solves", f"fine-tuned at 2x with {shown}, RoPE keeps >= 0.9 of the new "
-                "positions", rope(f"ft_new@{two}", setup), SOLVED_LEVEL, f"fine-tuned {shown} solves")
+        for tuned in (None, "ntk", "yarn", "llama3"):
+            shown = "plain RoPE" if tuned is None else _SCALING_SHOWN[tuned]
+            add(f"ft {tuned or 'plain'} solves", f"fine-tuned at 2x with {shown}, RoPE keeps >= 0.9 of the new "
+                "positions", rope(f"ft_new@{two}", tuned), SOLVED_LEVEL, f"fine-tuned {shown} solves")
         add("ft plain>pi", "fine-tuned at 2x, plain RoPE keeps more new positions than with PI",
             rope(f"ft_new@{two}"), rope(f"ft_new@{two}", "pi"), "fine-tuned plain > PI")
-        add("short ntk>yarn", f"set up for {four} tokens, NTK-aware scaling costs inputs at the training length less "
+        add("short ntk>yarn", "set up for 4x, NTK-aware scaling costs inputs at the training length less "
             "than YaRN", rope(f"short@{four}", "ntk"), rope(f"short@{four}", "yarn"), "short inputs: NTK > YaRN")
         add("large base>plain 4x", "RoPE trained with base 500,000 keeps more new positions at 4x than base 10,000",
             _side("rope [base=500000.0]", f"new@{four}", **ft), rope(f"new@{four}"), "base 500k > 10k, 4x")
