@@ -20,8 +20,16 @@ __all__ = ["seed_explorer", "learning_curve_explorer"]
 
 
 def _style_of(label: str) -> tuple[str, str, str]:
-    """The registry style of the scheme a label names (``"learned (bert) + clip"`` -> ``"learned"``)."""
-    return scheme_style(label.split(" ")[0])
+    """The registry style of the scheme a label names (``"learned (bert) + clip"`` -> ``"learned"``).
+
+    A label with options in brackets (``"rope [base=500000.0]"``) is the same scheme set up another
+    way: it keeps the colour and gets another dash and an open marker, so the two lines stay apart
+    in grey."""
+    colour, dash, symbol = scheme_style(label.split(" ")[0])
+    if "[" in label:
+        dash = "dot" if dash != "dot" else "dash"
+        symbol = symbol if symbol.endswith("-open") else f"{symbol}-open"
+    return colour, dash, symbol
 
 
 def seed_explorer(
