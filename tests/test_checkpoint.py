@@ -121,3 +121,25 @@ def test_book_checkpoint_is_what_training_gives_bit_for_bit() -> None:
     assert result.metrics["final_loss"] == _stored_run().metrics["final_loss"]
     untrained = build_model(config).state_dict()
     assert not torch.equal(untrained["head.weight"], stored["head.weight"])  # not vacuous: training moved it
+
+
+def test_realistic_checkpoint_is_the_grid_run_and_scores_as_stored() -> None:
+    """Chapter 11's realistic model (width 64, 512 tokens): its config is the grid's first copy-offset run,
+    and read at 1,024 tokens plainly and with YaRN it scores exactly as stored (the full re-training, about
+    a minute, is the grid's business)."""
+    from posenc.rope_scaling import RopeScaling
+    from posenc.tasks import make_task
+    from posenc.train import new_position_accuracy
+
+    model, config = load_checkpoint(data_path(configs.REALISTIC_SCALING_CHECKPOINT))
+    assert config == configs.realistic_scaling_checkpoints()[configs.REALISTIC_SCALING_CHECKPOINT]
+    (stored,) = select(load_results(data_path("realistic_scaling_grid.json"))[0], task="copy_offset", seed=0,
+                       lr=config.lr, position_options={})
+    assert config == replace(TrainConfig.from_dict(stored.config), finetune_steps=0, finetune_len=None,
+                             rope_scalings=())
+    task = make_task(config.task)
+    for setup, suffix in ((None, ""), ("yarn_rotations", ":yarn_rotations")):
+        model.position.set_scaling(None if setup is None else
+                                   RopeScaling.for_length(setup, train_len=config.seq_len, target_len=1024))
+        live = new_position_accuracy(model, task, 1024, train_len=config.seq_len, n_examples=config.eval_examples)
+        assert live == stored.metrics[f"new@1024{suffix}"], setup
