@@ -534,8 +534,9 @@ def regime_rows(verdicts: Mapping[str, Verdict], regimes: Sequence[str] = tuple(
         regimes: the regimes, in column order.
 
     Returns:
-        ``(headers, rows)``: the claim (its words without the regime), each regime's verdict
-        (kind and ``holds in k of n``), and whether the kind is the same in every regime.
+        ``(headers, rows)``: the comparison (its short label without the regime), each regime's
+        verdict (kind and ``k/n``: holds in k of n settings), and whether the kind is the same in
+        every regime.
     """
     verdicts = _checked_verdicts(verdicts)
     regimes = check_text_sequence("regimes", regimes, min_len=2)
@@ -544,15 +545,15 @@ def regime_rows(verdicts: Mapping[str, Verdict], regimes: Sequence[str] = tuple(
         regime, _, claim = key.partition(" ")
         check_choice(f"the regime of verdict {key!r}", regime, regimes)
         by_claim.setdefault(claim, {})[regime] = verdict
-    headers = ["claim", *[f"{regime} regime" for regime in regimes], "same verdict?"]
+    headers = ["comparison", *regimes, "same?"]
     rows = []
     for claim, found in by_claim.items():
         missing = [r for r in regimes if r not in found]
         if missing:
             raise ValueError(f"claim {claim!r} has no verdict in regime(s) {missing}")
-        first = found[regimes[0]]
-        words = first.conclusion.claim.removesuffix(f" ({regimes[0]} regime)")
-        cells = [f"{found[r].kind} ({found[r].holds_in} of {found[r].n})" for r in regimes]
+        first = found[regimes[0]].conclusion
+        words = first.short.removesuffix(f" ({regimes[0]})")  # short enough for a phone's width
+        cells = [f"{found[r].kind} ({found[r].holds_in}/{found[r].n})" for r in regimes]
         same = len({found[r].kind for r in regimes}) == 1
         rows.append([words, *cells, "yes" if same else "no"])
     return headers, rows
