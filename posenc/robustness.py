@@ -334,14 +334,28 @@ def _metric(run: RunResult, key: str) -> float:
 
 
 def side_values(runs: Sequence[RunResult], side: Side) -> dict[int, float]:
-    """``seed -> value`` of ``side``'s metric (read with its strategy where the runs have it)."""
+    """``seed -> value`` of ``side``'s metric (read with its strategy where the runs have it).
+
+    A run that was read with the strategy (its config lists it in ``rope_scalings`` or
+    ``eval_extrapolations``) but has no ``metric:strategy`` score gives the plain metric: the
+    strategy does not apply there (a learned table read within its rows). A run whose config
+    does not list the strategy at all is an error, so that a grid made before a strategy
+    existed is never read as if plain values were the strategy's.
+    """
     runs = check_results("runs", runs)
     check_instance("side", side, Side, what="a Side")
     values = {}
     for run in runs:
         key = side.metric
-        if side.strategy is not None and f"{side.metric}:{side.strategy}" in run.metrics:
-            key = f"{side.metric}:{side.strategy}"
+        if side.strategy is not None:
+            if f"{side.metric}:{side.strategy}" in run.metrics:
+                key = f"{side.metric}:{side.strategy}"
+            else:
+                listed = [*(run.config.get("rope_scalings") or ()), *(run.config.get("eval_extrapolations") or ())]
+                if side.strategy not in listed:
+                    raise ValueError(f"run {run_label(run)} (seed {run.seed}) was not read with strategy "
+                                     f"{side.strategy!r} (its config lists {listed or 'none'}), so {side.metric!r} "
+                                     "cannot stand in for it; re-make its grid with the strategy")
         values[run.seed] = _metric(run, key)
     return values
 

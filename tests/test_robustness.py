@@ -18,6 +18,7 @@ from posenc.robustness import (
     tied_rates,
     map_cell,
     map_rows,
+    side_values,
     verdict_phrase,
     where_it_holds,
 )
@@ -282,3 +283,20 @@ def test_the_map_as_a_table_names_each_group_with_a_symbol() -> None:
         map_rows([])
     with pytest.raises(TypeError, match=r"results\[0\] must be"):
         map_cell(["holds"])  # type: ignore[list-item]
+
+
+def test_a_strategy_the_runs_were_not_read_with_is_an_error_not_the_plain_metric() -> None:
+    def run(seed: int, **config: object) -> RunResult:
+        return RunResult(config={"task": "copy_offset", "scheme": "rope", "position_options": {}, "lr": 1e-3,
+                                 "seed": seed, **config}, seed=seed,
+                         metrics={"accuracy": 0.9, "new@32": 0.5, "new@32:yarn": 0.7}, history=[], wall_time_s=1.0)
+
+    read = [run(seed, rope_scalings=["yarn", "yarn_rotations"]) for seed in (0, 1)]
+    assert side_values(read, Side("rope", "new@32", "yarn")) == {0: 0.7, 1: 0.7}
+    # listed but not scored at this metric (here: the training length): the plain score is the strategy's
+    assert side_values(read, Side("rope", "accuracy", "yarn")) == {0: 0.9, 1: 0.9}
+    assert side_values(read, Side("rope", "new@32", "yarn_rotations")) == {0: 0.5, 1: 0.5}
+    older = [run(seed, rope_scalings=["yarn"]) for seed in (0, 1)]  # a grid made before the paper's ramp
+    with pytest.raises(ValueError, match=r"run rope \(seed 0\) was not read with strategy 'yarn_rotations' \(its "
+                                         r"config lists \['yarn'\]\)"):
+        side_values(older, Side("rope", "new@32", "yarn_rotations"))
