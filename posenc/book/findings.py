@@ -28,6 +28,7 @@ from posenc.book import data_path
 from posenc.checks import check_choice, check_instance, check_mapping, check_text, check_text_sequence
 from posenc.results import RunResult, load_results, with_curve_mean
 from posenc.robustness import Conclusion, Side, Verdict, evaluate, verdict_phrase
+from posenc.rope_scaling import SETUP_NAMES
 
 __all__ = [
     "FINDINGS",
@@ -358,11 +359,6 @@ def _hybrid_findings() -> list[Finding]:
     ]
 
 
-#: Chapter 11's scaling set-ups as its findings name them.
-_SCALING_SHOWN = {"pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "yarn_rotations": "YaRN (paper's ramp)",
-                  "llama3": "Llama 3"}
-
-
 def _scaling_findings() -> list[Finding]:
     """Chapter 11: RoPE stretched to 2x and 4x its training length, in the toy and the realistic regime.
 
@@ -385,7 +381,7 @@ def _scaling_findings() -> list[Finding]:
 
         for multiple, metric in (("2x", f"new@{two}"), ("4x", f"new@{four}")):
             for setup in ("ntk", "yarn", "yarn_rotations", "llama3"):
-                shown = _SCALING_SHOWN[setup]
+                shown = SETUP_NAMES[setup]
                 add(f"{setup}>plain {multiple}", f"{shown} keeps more new positions at {multiple} than plain RoPE, "
                     "zero-shot", rope(metric, setup), rope(metric), f"{shown} > plain, {multiple}")
             add(f"plain>pi {multiple}", f"plain RoPE keeps more new positions at {multiple} than PI, zero-shot",
@@ -394,7 +390,7 @@ def _scaling_findings() -> list[Finding]:
                 "than with the paper's, zero-shot", rope(metric, "yarn"), rope(metric, "yarn_rotations"),
                 f"code ramp > paper ramp, {multiple}")
         for tuned in (None, "ntk", "yarn", "llama3"):
-            shown = "plain RoPE" if tuned is None else _SCALING_SHOWN[tuned]
+            shown = "plain RoPE" if tuned is None else SETUP_NAMES[tuned]
             add(f"ft {tuned or 'plain'} solves", f"fine-tuned at 2x with {shown}, RoPE keeps >= 0.9 of the new "
                 "positions", rope(f"ft_new@{two}", tuned), SOLVED_LEVEL, f"fine-tuned {shown} solves")
         add("ft plain>pi", "fine-tuned at 2x, plain RoPE keeps more new positions than with PI",
