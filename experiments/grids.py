@@ -316,7 +316,8 @@ def default_grids() -> dict[str, Grid]:
             "encoder_suite": _chapter_grid("encoder_suite"), "ch6_suite": _chapter_grid("ch6_suite"),
             "rope_scaling": _chapter_grid("rope_scaling"),
             "ch7_arms": _chapter_grid("ch7_arms"), "scale": _chapter_grid("scale"),
-            "hybrid_suite": _chapter_grid("hybrid_suite"), "realistic_scaling": _chapter_grid("realistic_scaling")}
+            "hybrid_suite": _chapter_grid("hybrid_suite"), "realistic_scaling": _chapter_grid("realistic_scaling"),
+            "realistic": _chapter_grid("realistic"), "realistic_passkey": _chapter_grid("realistic_passkey")}
 
 
 # -- running ------------------------------------------------------------------------------------
