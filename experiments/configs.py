@@ -410,6 +410,12 @@ REALISTIC_LRS = (1e-3, 3e-3)
 #: Test sequences per score (each length, each set-up): 64 sequences of 2,048 tokens are one batch
 #: whose attention maps take about 3 GB per process.
 REALISTIC_EVAL_EXAMPLES = 64
+#: ALiBi's slopes are a set, one per head (``2 ** (-8 h / n)``); the realistic model's one head
+#: would hold only the flattest (1/256). Its own arm gives it the eight slopes 1/2 ... 1/256 of an
+#: eight-head model (heads of width 8; ALiBi adds nothing to the head's width), read on 16 test
+#: sequences: eight heads' attention maps at 2,048 tokens are eight times one head's.
+REALISTIC_ALIBI_HEADS = 8
+REALISTIC_ALIBI_EVAL_EXAMPLES = 16
 #: Partial rotation, the 2025-26 designs: a quarter of each head rotates, compressed ladder
 #: (Hugging Face's partial_rotary_factor) or truncated (p-RoPE).
 PARTIAL_ROPE = ({"partial": 0.25, "ladder": "compressed"}, {"partial": 0.25, "ladder": "truncated"})
@@ -429,7 +435,8 @@ def realistic_base() -> TrainConfig:
 def realistic_configs(tasks: tuple[str, ...] = SCALING_TASKS) -> Cells:
     """Chapter 7's matrix in the realistic regime: every suite scheme plus partial RoPE on ``tasks``
     (by default the scaling grids' two), two learning rates, three seeds; new positions at 2x and 4x.
-    The table schemes are also read with each table workaround."""
+    The table schemes are also read with each table workaround; ALiBi also with eight heads
+    (:data:`REALISTIC_ALIBI_HEADS`), the set of slopes it is designed with."""
     cells: Cells = []
     for task in tasks:
         steps = REALISTIC_TASKS[task]
@@ -439,6 +446,8 @@ def realistic_configs(tasks: tuple[str, ...] = SCALING_TASKS) -> Cells:
             workarounds = STRATEGIES if _has_table(scheme) else ()
             cells += [(replace(base, scheme=scheme, position_options=options, lr=lr, eval_extrapolations=workarounds),
                        SUITE_SEEDS) for lr in REALISTIC_LRS]
+        cells += [(replace(base, scheme="alibi", n_heads=REALISTIC_ALIBI_HEADS, lr=lr,
+                           eval_examples=REALISTIC_ALIBI_EVAL_EXAMPLES), SUITE_SEEDS) for lr in REALISTIC_LRS]
     return cells
 
 
