@@ -456,6 +456,34 @@ def realistic_passkey_configs() -> Cells:
     return realistic_configs(("passkey",))
 
 
+#: The real-text arm: a byte-level language model on the Python documentation (:mod:`posenc.corpus`),
+#: trained on fixed windows of the realistic length (every byte is a target, so no curriculum), read
+#: in bits per byte at 2x and 4x (:mod:`posenc.perplexity`), RoPE also with the scaling methods
+#: zero-shot; two rates, two seeds (a language model's score varies little from seed to seed).
+REALISTIC_TEXT_STEPS = 1200
+REALISTIC_TEXT_SEEDS = 2
+REALISTIC_TEXT_SCALINGS = ("pi", "ntk", "yarn", "llama3")
+
+
+def realistic_text_configs() -> Cells:
+    """The real-text arm: the suite's schemes (ALiBi with one head and with eight) as byte-level
+    language models at 512 bytes, two learning rates, two seeds."""
+    base = replace(realistic_base(), task="text", steps=REALISTIC_TEXT_STEPS, min_seq_len=None, curriculum_steps=None,
+                   exact_match=False, eval_examples=REALISTIC_ALIBI_EVAL_EXAMPLES)
+    cells: Cells = []
+    for scheme, options in suite_schemes():
+        extra: dict[str, Any] = {}
+        if _has_table(scheme):
+            extra["eval_extrapolations"] = STRATEGIES
+        if scheme == "rope":
+            extra["rope_scalings"] = REALISTIC_TEXT_SCALINGS
+        cells += [(replace(base, scheme=scheme, position_options=options, lr=lr, **extra), REALISTIC_TEXT_SEEDS)
+                  for lr in REALISTIC_LRS]
+    cells += [(replace(base, scheme="alibi", n_heads=REALISTIC_ALIBI_HEADS, lr=lr), REALISTIC_TEXT_SEEDS)
+              for lr in REALISTIC_LRS]
+    return cells
+
+
 #: YaRN's premise: each of its zones (kept, ramped, interpolated) holds at least this share of the pairs.
 REALISTIC_MIN_ZONE_SHARE = 0.1
 #: Fine-tuning in the realistic regime, at twice the training length: 30 steps of 16 sequences of
@@ -517,7 +545,8 @@ GRIDS: dict[str, Callable[[], Cells]] = {
     "ch6": ch6_configs, "ch7": ch7_configs, "suite": suite_configs, "encoder": encoder_configs,
     "encoder_suite": encoder_suite_configs, "ch6_suite": ch6_suite_configs, "rope_scaling": rope_scaling_configs,
     "ch7_arms": ch7_arm_configs, "scale": scale_configs, "hybrid_suite": hybrid_suite_configs, "realistic": realistic_configs,
-    "realistic_passkey": realistic_passkey_configs, "realistic_scaling": realistic_scaling_configs}
+    "realistic_passkey": realistic_passkey_configs, "realistic_text": realistic_text_configs,
+    "realistic_scaling": realistic_scaling_configs}
 
 #: Trained models stored next to a grid (by grid name): file name -> config.
 CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {

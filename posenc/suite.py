@@ -72,6 +72,7 @@ __all__ = [
     "stretch_rows",
     "kept_text",
     "learning_rate_rows",
+    "marked_cells",
 ]
 
 #: Accuracy at which a seed counts as having solved a task (for "k of n seeds").
@@ -624,6 +625,22 @@ def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell], *, mark: str 
 
 
 # -- argument checks -----------------------------------------------------------------------------
+def marked_cells(cells: Mapping[tuple[str, str], SuiteCell], mark: str) -> dict[tuple[str, str], SuiteCell]:
+    """``cells`` with ``mark`` added to every label: ``"alibi"`` becomes ``"alibi [8 heads]"``.
+
+    For one arm of a grid whose runs share their schemes' labels with the rest (the same scheme
+    in another model, chosen apart with :func:`choose_learning_rates`), shown beside the others.
+    The figures draw a label with ``[...]`` in a second dash.
+
+    Raises:
+        ValueError: ``mark`` is empty.
+    """
+    _check_cells("cells", cells)
+    mark = check_text("mark", mark, empty=False)
+    return {(task, f"{label} [{mark}]"): replace(cell, label=f"{cell.label} [{mark}]")
+            for (task, label), cell in cells.items()}
+
+
 def _check_cell(cell: object) -> None:
     check_instance("cell", cell, SuiteCell, what="a SuiteCell (choose_learning_rates(...))")
 

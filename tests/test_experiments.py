@@ -258,3 +258,33 @@ def test_the_realistic_regime_holds_yarns_premise() -> None:
         configs.check_realistic_premise(d_head=16, train_len=16)  # chapter 11's toy regime
     runs = [config for config, _ in configs.realistic_scaling_configs()]
     assert {(c.seq_len, c.d_model // c.n_heads, c.bos_token, c.finetune_len) for c in runs} == {(512, 64, True, 1024)}
+
+
+def test_the_realistic_matrix_gives_every_scheme_its_premises() -> None:
+    """Chapter 7's realistic grids: heads of width 64 at 512 tokens with an anchor for every scheme,
+    the table's workarounds, partial rotation, and ALiBi also with its eight slopes (one head holds one)."""
+    from experiments import configs
+    from posenc.relative import alibi_slopes
+
+    for grid, tasks in (("realistic", {"copy_offset", "marker_recall"}), ("realistic_passkey", {"passkey"}),
+                        ("realistic_text", {"text"})):
+        cells = configs.GRIDS[grid]()
+        runs = [config for config, _ in cells]
+        assert {c.task for c in runs} == tasks, grid
+        assert all(c.seq_len == 512 and c.bos_token and c.eval_lengths == (1024, 2048) for c in runs), grid
+        one_head = [c for c in runs if c.n_heads == 1]
+        assert {c.d_model for c in one_head} == {64}, grid
+        assert all(c.eval_extrapolations for c in runs if c.scheme == "learned"), grid
+        eight = [c for c in runs if c.n_heads == configs.REALISTIC_ALIBI_HEADS]
+        assert {c.scheme for c in eight} == {"alibi"} and {c.lr for c in eight} == set(configs.REALISTIC_LRS), grid
+        assert all(c.eval_examples == configs.REALISTIC_ALIBI_EVAL_EXAMPLES for c in eight), grid
+    matrix = [config for config, _ in configs.realistic_configs()]
+    assert {str(c.position_options) for c in matrix if c.scheme == "rope"} == {
+        "{}", *(str(options) for options in configs.PARTIAL_ROPE)}
+    assert all(n == configs.SUITE_SEEDS for _, n in configs.realistic_configs())
+    # one head has ALiBi's flattest slope only; eight heads span 1/2 ... 1/256
+    assert alibi_slopes(1).tolist() == [2 ** -8]
+    assert alibi_slopes(configs.REALISTIC_ALIBI_HEADS).tolist() == [2.0 ** -k for k in range(1, 9)]
+    text = [config for config, _ in configs.realistic_text_configs()]
+    assert {c.rope_scalings for c in text if c.scheme == "rope"} == {configs.REALISTIC_TEXT_SCALINGS}
+    assert all(c.min_seq_len is None and c.curriculum_steps is None for c in text)

@@ -162,3 +162,10 @@ def test_regime_rows_put_each_claim_beside_itself() -> None:
         regime_rows({"other x": toy, **verdicts})
     with pytest.raises(ValueError, match="regimes must hold at least 2"):
         regime_rows(verdicts, regimes=("toy",))
+
+
+def test_the_partial_rotations_are_named_by_the_labels_of_the_grid_runs() -> None:
+    from posenc.book.findings import PARTIAL_LABELS
+    from posenc.results import scheme_label
+
+    assert {scheme_label("rope", options) for options in configs.PARTIAL_ROPE} == set(PARTIAL_LABELS)

@@ -17,6 +17,7 @@ from posenc.suite import (
     learning_rate_rows,
     learning_rate_spread,
     new_position_series,
+    marked_cells,
     outcome,
     outcome_text,
     range_text,
@@ -271,3 +272,18 @@ def test_stretch_rows_read_each_zero_shot_length_and_one_fine_tune() -> None:
         stretch_rows(cells, task="copy_offset", lengths=(), finetune_len=32)
     with pytest.raises(ValueError, match="task must be one of .*got 'marker_recall'"):
         stretch_rows(cells, task="marker_recall", lengths=(32,), finetune_len=32)
+
+
+def test_marked_cells_mark_every_label_and_keep_the_runs() -> None:
+    runs = [RunResult(config={"task": "copy_offset", "scheme": "alibi", "position_options": {}, "lr": lr, "seed": seed,
+                              "combine": "add", "n_heads": 8}, seed=seed,
+                      metrics={"val_accuracy": 1.0 - lr, "accuracy": 0.9, "new@32": 0.5}, history=[], wall_time_s=1.0)
+            for lr in (1e-3, 3e-3) for seed in range(2)]
+    cells = choose_learning_rates(runs)
+    marked = marked_cells(cells, "8 heads")
+    assert list(marked) == [("copy_offset", "alibi [8 heads]")]
+    cell = marked["copy_offset", "alibi [8 heads]"]
+    assert cell.label == "alibi [8 heads]" and cell.runs == cells["copy_offset", "alibi"].runs and cell.lr == 1e-3
+    assert tied_rows(marked, ["new@32"], task="copy_offset")[0][0] == "alibi [8 heads]"
+    with pytest.raises(ValueError, match="mark"):
+        marked_cells(cells, "")

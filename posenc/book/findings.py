@@ -41,7 +41,12 @@ __all__ = [
     "HYBRID_SUITE",
     "SCALING",
     "REALISTIC_SCALING",
+    "REALISTIC",
     "SCALING_REGIMES",
+    "MATRIX_REGIMES",
+    "PARTIAL_ROPE",
+    "P_ROPE",
+    "PARTIAL_LABELS",
     "finding",
     "findings_in",
     "past_the_length",
@@ -65,6 +70,18 @@ REALISTIC_SCALING = "realistic_scaling_grid.json"
 #: Chapter 11's two regimes by name: the grid and the training length ``L`` (read at 2L and 4L,
 #: fine-tuned at 2L). The toy: heads of width 16 at 16 tokens; the realistic: width 64 at 512.
 SCALING_REGIMES: dict[str, tuple[str, int]] = {"toy": (SCALING, 16), "realistic": (REALISTIC_SCALING, 512)}
+#: Chapter 7's matrix (copy-offset and marker recall; a realistic passkey grid is stored apart).
+REALISTIC = "realistic_grid.json"
+#: Chapter 7's two regimes: the grid, the training length ``L`` (read at 2L and 4L) and the runs
+#: each side reads: the causal suite's anchored runs (width 16, four heads, 16 tokens, five rates),
+#: and the realistic grid's one-head models (width 64, 512 tokens, two rates; every run anchored).
+MATRIX_REGIMES: dict[str, tuple[str, int, dict[str, Any]]] = {
+    "toy": (SUITE, 16, {"bos_token": True}), "realistic": (REALISTIC, 512, {"n_heads": 1})}
+#: The realistic grid's partial rotations (a quarter of each head turns) by run label: the
+#: compressed ladder (Hugging Face's ``partial_rotary_factor``) and the truncated one (p-RoPE).
+PARTIAL_ROPE = "rope [ladder=compressed, partial=0.25]"
+P_ROPE = "rope [ladder=truncated, partial=0.25]"
+PARTIAL_LABELS: dict[str, str] = {PARTIAL_ROPE: "partial RoPE", P_ROPE: "p-RoPE"}
 
 #: The causal suite's tasks: a local relative rule, a long-range content lookup, an absolute rule.
 CAUSAL_TASKS = ("copy_offset", "marker_recall", "copy_half")
@@ -101,7 +118,7 @@ class Finding:
 
 #: How the map and the explorers name a scheme (its run label otherwise).
 SHOWN_NAMES = {"none": "NoPE", "sinusoidal": "sinusoid", "learned (bert)": "learned table", "rope": "RoPE",
-               "alibi": "ALiBi", "t5_bias": "T5"}
+               "alibi": "ALiBi", "t5_bias": "T5", **PARTIAL_LABELS}
 
 
 def _shown(label: str) -> str:
@@ -402,8 +419,82 @@ def _scaling_findings() -> list[Finding]:
     return found
 
 
+def _matrix_findings() -> list[Finding]:
+    """Chapter 7's comparisons past the training length in both regimes, then the realistic grid's own.
+
+    Each shared claim is declared once per regime of :data:`MATRIX_REGIMES` (key prefix ``"toy "``
+    or ``"realistic "``) on copy-offset and marker recall, anchored, over every tied learning rate,
+    so the chapter can show which verdicts survive the change of regime. The realistic grid's own
+    claims (partial rotation, ALiBi with its eight slopes) have no toy counterpart.
+    """
+    both = ("copy_offset", "marker_recall")
+    found: list[Finding] = []
+    for regime, (grid, length, runs) in MATRIX_REGIMES.items():
+        two, four = f"new@{2 * length}", f"new@{4 * length}"
+
+        def side(label: str, metric: str, strategy: str | None = None) -> Side:
+            return _side(label, metric, strategy, **runs)  # noqa: B023 - called within this iteration only
+
+        def add(key: str, claim: str, better: Side | float, worse: Side | float, label: str, *,
+                tasks: tuple[str, ...] = both, margin: float = 0.0) -> None:
+            found.append(_finding(f"{regime} {key}", f"{claim} ({regime} regime)", better, worse, tasks,
+                                  grids=(grid,), chapters=(CH7,), over=("lr",), margin=margin,
+                                  label=f"{label} ({regime})"))
+
+        for label in ("none", "rope", "alibi"):
+            for multiple, metric in (("2x", two), ("4x", four)):
+                add(f"{label} holds {multiple}", f"{_shown(label)} keeps >= 0.9 of the new positions at {multiple}",
+                    side(label, metric), SOLVED_LEVEL, f"{_shown(label)} holds at {multiple.replace('x', '×')}")
+        add("sinusoid fails 2x", "the sinusoid fails on the new positions at 2x", SOLVED_LEVEL,
+            side("sinusoidal", two), "sinusoid fails at 2×")
+        add("none>sinusoid 2x", "no encoding keeps more new positions than the sinusoid at 2x", side("none", two),
+            side("sinusoidal", two), "NoPE > sinusoid at 2×", margin=0.05)
+        for label in ("rope", "alibi", "t5_bias"):
+            add(f"{label.removesuffix('_bias')}>sinusoid 2x", f"{_shown(label)} keeps more new positions than the sinusoid at 2x",
+                side(label, two), side("sinusoidal", two), f"{_shown(label)} > sinusoid at 2×", margin=0.1)
+        for label in ("rope", "t5_bias"):
+            add(f"{label.removesuffix('_bias')}>wrapped 2x", f"{_shown(label)} keeps more new positions than the wrapped table at 2x",
+                side(label, two), side("learned (bert)", two, "modular"), f"{_shown(label)} > wrapped table",
+                margin=0.1)
+        add("wrap>clip copy_offset", "on the local rule, wrapping beats clipping at 2x",
+            side("learned (bert)", two, "modular"), side("learned (bert)", two, "clip"), "wrap > clip, copy-offset",
+            tasks=("copy_offset",))
+        add("rescale>wrap marker_recall", "on the content lookup, the per-input rescale beats wrapping at 2x",
+            side("learned (bert)", two, "interpolate"), side("learned (bert)", two, "modular"),
+            "rescale > wrap, marker recall", tasks=("marker_recall",))
+        add("t5>rope 2x", "T5's buckets keep more new positions than RoPE at 2x", side("t5_bias", two),
+            side("rope", two), "T5 > RoPE at 2×")
+        add("none>rope marker_recall 2x", "on the content lookup no encoding beats RoPE at 2x", side("none", two),
+            side("rope", two), "NoPE > RoPE, marker recall", tasks=("marker_recall",))
+        add("alibi>rope 4x", "ALiBi keeps more new positions than RoPE at 4x", side("alibi", four),
+            side("rope", four), "ALiBi > RoPE at 4×")
+    # the realistic grid's own claims
+    grid, length, runs = MATRIX_REGIMES["realistic"]
+    four = f"new@{4 * length}"
+    one_head, eight_heads = dict(runs), {**runs, "n_heads": 8}
+    for label, shown in PARTIAL_LABELS.items():
+        found.append(_finding(f"{shown} learns", f"{shown} (a quarter of each head rotates) learns both tasks at the "
+                              "training length", _side(label, "accuracy", **one_head), SOLVED_LEVEL, both,
+                              grids=(grid,), chapters=(CH7,), over=("lr",), label=f"{shown} learns"))
+        found.append(_finding(f"{shown}>rope 4x", f"{shown} keeps more new positions than full RoPE at 4x",
+                              _side(label, four, **one_head), _side("rope", four, **one_head), both, grids=(grid,),
+                              chapters=(CH7,), over=("lr",), label=f"{shown} > RoPE at 4×"))
+    found.append(_finding("p-RoPE>partial RoPE 4x", "p-RoPE (the fastest pairs) keeps more new positions than the "
+                          "compressed ladder at 4x", _side(P_ROPE, four, **one_head),
+                          _side(PARTIAL_ROPE, four, **one_head), both, grids=(grid,), chapters=(CH7,), over=("lr",),
+                          label="p-RoPE > partial RoPE at 4×"))
+    found.append(_finding("alibi 8 heads holds 4x", "ALiBi with eight heads (slopes 1/2 ... 1/256) keeps >= 0.9 of "
+                          "the new positions at 4x", _side("alibi", four, **eight_heads), SOLVED_LEVEL, both,
+                          grids=(grid,), chapters=(CH7,), over=("lr",), label="ALiBi, 8 heads, holds at 4×"))
+    found.append(_finding("alibi 8 heads>1 head 4x", "ALiBi with eight slopes keeps more new positions at 4x than "
+                          "with its flattest slope alone", _side("alibi", four, **eight_heads),
+                          _side("alibi", four, **one_head), both, grids=(grid,), chapters=(CH7,), over=("lr",),
+                          label="ALiBi: 8 heads > 1 head, 4×"))
+    return found
+
+
 FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_ch6_findings(), *_arm_findings(),
-                                 *_scale_findings(), *_hybrid_findings(), *_scaling_findings())
+                                 *_scale_findings(), *_hybrid_findings(), *_scaling_findings(), *_matrix_findings())
 
 
 def _check_unique(findings: Sequence[Finding]) -> None:
