@@ -444,6 +444,10 @@ def _matrix_findings() -> list[Finding]:
                                   grids=(grid,), chapters=(CH7,), over=("lr",), margin=margin,
                                   label=f"{label} ({regime})"))
 
+        for label in ("none", "sinusoidal", table, "rope", "alibi", "t5_bias"):
+            add("table learns" if label == table else f"{label.removesuffix('_bias')} learns",
+                f"{_shown(label)} learns the task at the training length", side(label, "accuracy"), SOLVED_LEVEL,
+                f"{_shown(label)} learns")
         for label in ("none", "rope", "alibi"):
             for multiple, metric in (("2x", two), ("4x", four)):
                 add(f"{label} holds {multiple}", f"{_shown(label)} keeps >= 0.9 of the new positions at {multiple}",
@@ -615,12 +619,13 @@ def _checked_verdicts(verdicts: Any) -> Mapping[str, Verdict]:
 
 def regime_rows(verdicts: Mapping[str, Verdict], regimes: Sequence[str] = tuple(SCALING_REGIMES)
                 ) -> tuple[list[str], list[list[str]]]:
-    """Chapter 11's claims side by side: one row per claim, one column per regime.
+    """Claims declared in several regimes side by side: one row per claim, one column per regime.
 
     Args:
         verdicts: ``{key: verdict}`` whose keys start with a regime's name and a space
             (``"toy ntk>plain 4x"``, ``"realistic ntk>plain 4x"``), as :func:`_scaling_findings`
-            declares them; every claim must be declared in every regime.
+            (chapter 11) and :func:`_matrix_findings` (chapter 7) declare them; every claim must
+            be declared in every regime.
         regimes: the regimes, in column order.
 
     Returns:
