@@ -72,7 +72,7 @@ __all__ = [
     "stretch_rows",
     "kept_text",
     "learning_rate_rows",
-    "marked_cells",
+    "renamed_cells",
 ]
 
 #: Accuracy at which a seed counts as having solved a task (for "k of n seeds").
@@ -625,20 +625,30 @@ def learning_rate_rows(cells: Mapping[tuple[str, str], SuiteCell], *, mark: str 
 
 
 # -- argument checks -----------------------------------------------------------------------------
-def marked_cells(cells: Mapping[tuple[str, str], SuiteCell], mark: str) -> dict[tuple[str, str], SuiteCell]:
-    """``cells`` with ``mark`` added to every label: ``"alibi"`` becomes ``"alibi [8 heads]"``.
+def renamed_cells(cells: Mapping[tuple[str, str], SuiteCell], names: Mapping[str, str]
+                  ) -> dict[tuple[str, str], SuiteCell]:
+    """``cells`` with the labels in ``names`` renamed (``{"alibi": "alibi [8 heads]"}``), the others kept.
 
-    For one arm of a grid whose runs share their schemes' labels with the rest (the same scheme
-    in another model, chosen apart with :func:`choose_learning_rates`), shown beside the others.
-    The figures draw a label with ``[...]`` in a second dash.
+    For the tables and figures of a chapter: a shorter name (``"p-RoPE"`` for
+    ``"rope [ladder=truncated, partial=0.25]"``), or one arm of a grid whose runs share their
+    schemes' labels with the rest (the same scheme in another model, chosen apart with
+    :func:`choose_learning_rates`), shown beside the others. The figures still style each cell
+    by its runs' scheme.
 
     Raises:
-        ValueError: ``mark`` is empty.
+        ValueError: ``names`` or a new name is empty, or two cells of one task would share a label.
     """
     _check_cells("cells", cells)
-    mark = check_text("mark", mark, empty=False)
-    return {(task, f"{label} [{mark}]"): replace(cell, label=f"{cell.label} [{mark}]")
-            for (task, label), cell in cells.items()}
+    names = check_mapping("names", names, min_len=1, what="a dict of label -> new label")
+    for old, new in names.items():
+        check_text(f"names[{old!r}]", new, empty=False)
+    renamed = {}
+    for (task, label), cell in cells.items():
+        new = names.get(label, label)
+        if (task, new) in renamed:
+            raise ValueError(f"names gives two cells of task {task!r} the label {new!r}")
+        renamed[task, new] = replace(cell, label=new) if new != label else cell
+    return renamed
 
 
 def _check_cell(cell: object) -> None:

@@ -7,7 +7,7 @@ and marker (:func:`posenc.registry.scheme_style`) in every figure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from posenc.checks import check_choice, check_mapping
 from posenc.interactive import Control, Explorer, Frame
@@ -19,17 +19,30 @@ from posenc.suite import SOLVED, SuiteCell, _check_cells, outcome, suite_variant
 __all__ = ["seed_explorer", "learning_curve_explorer"]
 
 
-def _style_of(label: str) -> tuple[str, str, str]:
-    """The registry style of the scheme a label names (``"learned (bert) + clip"`` -> ``"learned"``).
+#: Dashes for a scheme's second, third ... cell in one figure (never the scheme's own dash).
+_VARIANT_DASHES = ("dot", "dashdot", "longdash", "longdashdot")
 
-    A label with options in brackets (``"rope [base=500000.0]"``) is the same scheme set up another
-    way: it keeps the colour and gets another dash and an open marker, so the two lines stay apart
-    in grey."""
-    colour, dash, symbol = scheme_style(label.split(" ")[0])
-    if "[" in label:
-        dash = "dot" if dash != "dot" else "dash"
-        symbol = symbol if symbol.endswith("-open") else f"{symbol}-open"
-    return colour, dash, symbol
+
+def _styles(cells: Iterable[SuiteCell]) -> dict[str, tuple[str, str, str]]:
+    """``label -> (colour, dash, symbol)``: the registry style of each cell's scheme (read from its
+    runs, so a renamed cell keeps it); a scheme's second and later cells (``"learned (normal)"``
+    after ``"learned (bert)"``, ``"rope [base=500000.0]"`` after ``"rope"``) keep the colour and get
+    another dash and an open marker, so every line stays apart in grey."""
+    seen: dict[str, int] = {}
+    styles: dict[str, tuple[str, str, str]] = {}
+    for cell in cells:
+        if cell.label in styles:
+            continue
+        scheme = str(cell.runs[0].config.get("scheme", cell.label.split(" ")[0]))
+        colour, dash, symbol = scheme_style(scheme)
+        earlier = seen.get(scheme, 0)
+        seen[scheme] = earlier + 1
+        if earlier:
+            dashes = [d for d in _VARIANT_DASHES if d != dash]
+            dash = dashes[(earlier - 1) % len(dashes)]
+            symbol = symbol if symbol.endswith("-open") else f"{symbol}-open"
+        styles[cell.label] = (colour, dash, symbol)
+    return styles
 
 
 def seed_explorer(
@@ -72,6 +85,7 @@ def seed_explorer(
 
     def update(task: str, measure: str) -> Frame:
         labels, means, colours, dots_x, dots_y, solved = [], [], [], [], [], []
+        styles = _styles(cells.values())
         for (cell_task, _), cell in cells.items():
             if cell_task != task:
                 continue
@@ -79,7 +93,7 @@ def seed_explorer(
                 result = outcome(variant_values(cell, measures[measure], strategy))
                 labels.append(label)
                 means.append(result.mean)
-                colours.append(_style_of(label)[0])
+                colours.append(styles[cell.label][0])
                 dots_x += [label] * result.n
                 dots_y += list(result.values)
                 solved.append(f"{label.split(' ')[0]} {result.solved}/{result.n}")
@@ -118,8 +132,9 @@ def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task:
         title="Learning curves", x_title="training step", y_title="token accuracy at the training length",
         alt="Line chart of accuracy at the training length against training step, one line per position scheme, "
         "for the chosen task: the mean over seeds at each scheme's chosen learning rate.", height=440)
+    styles = _styles(cells[tasks[0], label] for label in labels)
     for label in labels:
-        colour, dash, symbol = _style_of(label)
+        colour, dash, symbol = styles[label]
         fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines+markers", name=label,
                         line=dict(color=colour, width=2, dash=dash), marker=dict(size=6, symbol=symbol))
     fig.update_yaxes(range=[-0.02, 1.05])

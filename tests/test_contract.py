@@ -646,7 +646,7 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.results.drop_onsets": {"positions": lambda: [2, 3, 4], "accuracy": lambda: [1.0, 0.9, 0.5]},
     "posenc.suite.new_position_series": {"lengths": lambda: [8]},
     "posenc.suite.tied_rows": {"metrics": lambda: ["accuracy"], "task": lambda: "copy_offset"},
-    "posenc.suite.marked_cells": {"mark": lambda: "8 heads"},
+    "posenc.suite.renamed_cells": {"names": lambda: {"rope": "RoPE"}},
     "posenc.suite.range_text": {"low": lambda: 0.2, "high": lambda: 0.9},
     "posenc.suite.scaling_rows": {"cells_by_length": lambda: {8: _cells()}, "task": lambda: "copy_offset"},
     "posenc.suite.stretch_rows": {"cells": lambda: {k: c for k, c in _cells().items() if k[1] == "sinusoidal"},

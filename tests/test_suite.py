@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from posenc.interactive import Explorer
@@ -17,7 +19,7 @@ from posenc.suite import (
     learning_rate_rows,
     learning_rate_spread,
     new_position_series,
-    marked_cells,
+    renamed_cells,
     outcome,
     outcome_text,
     range_text,
@@ -274,16 +276,29 @@ def test_stretch_rows_read_each_zero_shot_length_and_one_fine_tune() -> None:
         stretch_rows(cells, task="marker_recall", lengths=(32,), finetune_len=32)
 
 
-def test_marked_cells_mark_every_label_and_keep_the_runs() -> None:
-    runs = [RunResult(config={"task": "copy_offset", "scheme": "alibi", "position_options": {}, "lr": lr, "seed": seed,
-                              "combine": "add", "n_heads": 8}, seed=seed,
-                      metrics={"val_accuracy": 1.0 - lr, "accuracy": 0.9, "new@32": 0.5}, history=[], wall_time_s=1.0)
-            for lr in (1e-3, 3e-3) for seed in range(2)]
-    cells = choose_learning_rates(runs)
-    marked = marked_cells(cells, "8 heads")
-    assert list(marked) == [("copy_offset", "alibi [8 heads]")]
-    cell = marked["copy_offset", "alibi [8 heads]"]
-    assert cell.label == "alibi [8 heads]" and cell.runs == cells["copy_offset", "alibi"].runs and cell.lr == 1e-3
-    assert tied_rows(marked, ["new@32"], task="copy_offset")[0][0] == "alibi [8 heads]"
-    with pytest.raises(ValueError, match="mark"):
-        marked_cells(cells, "")
+def test_renamed_cells_rename_labels_keep_runs_and_styles() -> None:
+    def runs(scheme: str, options: dict, **config: object) -> list[RunResult]:
+        return [RunResult(config={"task": "copy_offset", "scheme": scheme, "position_options": options, "lr": lr,
+                                  "seed": seed, "combine": "add", **config}, seed=seed,
+                          metrics={"val_accuracy": 1.0 - lr, "accuracy": 0.9, "new@32": 0.5}, history=[],
+                          wall_time_s=1.0) for lr in (1e-3, 3e-3) for seed in range(2)]
+
+    eight = choose_learning_rates(runs("alibi", {}, n_heads=8))
+    renamed = renamed_cells(eight, {"alibi": "alibi [8 heads]"})
+    assert list(renamed) == [("copy_offset", "alibi [8 heads]")]
+    cell = renamed["copy_offset", "alibi [8 heads]"]
+    assert cell.label == "alibi [8 heads]" and cell.runs == eight["copy_offset", "alibi"].runs and cell.lr == 1e-3
+    assert tied_rows(renamed, ["new@32"], task="copy_offset")[0][0] == "alibi [8 heads]"
+    assert renamed_cells(eight, {"rope": "RoPE"}) == eight  # labels not named are kept
+    with pytest.raises(ValueError, match=r"names\['alibi'\]"):
+        renamed_cells(eight, {"alibi": ""})
+    two = {**choose_learning_rates(runs("rope", {})), **choose_learning_rates(runs("rope", {"partial": 0.25}))}
+    with pytest.raises(ValueError, match="two cells of task 'copy_offset' the label 'rope'"):
+        renamed_cells(two, {"rope [partial=0.25]": "rope"})
+    # the figures style a renamed cell by its runs' scheme; a scheme's second cell gets another dash
+    shown = renamed_cells(two, {"rope [partial=0.25]": "partial RoPE"})
+    fig = learning_curve_explorer({k: replace(c, runs=tuple(replace(r, history=[{"step": 1, "accuracy": 0.5}])
+                                                            for r in c.runs)) for k, c in shown.items()}).figure
+    first, second = fig.data
+    assert first.line.color == second.line.color and first.line.dash != second.line.dash
+    assert second.marker.symbol.endswith("-open")
