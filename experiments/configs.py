@@ -421,8 +421,8 @@ REALISTIC_TABLE = {"init": "normal"}
 REALISTIC_EXTRA_LR = 1e-2
 REALISTIC_EXTRA: dict[str, tuple[str, ...]] = {
     "marker_recall": ("none", "sinusoidal", "learned (bert)", "learned (normal)", "rope", "alibi", "alibi [8 heads]",
-                      "rope [ladder=compressed, partial=0.25]"),
-    "copy_offset": ("none", "sinusoidal", "learned (bert)", "learned (normal)", "alibi [8 heads]"),
+                      "rope [ladder=compressed, partial=0.25]", "rope [ladder=truncated, partial=0.25]"),
+    "copy_offset": ("none", "sinusoidal", "learned (bert)", "learned (normal)", "alibi", "alibi [8 heads]", "t5_bias"),
 }
 #: ALiBi's slopes are a set, one per head (``2 ** (-8 h / n)``); the realistic model's one head
 #: would hold only the flattest (1/256). Its own arm gives it the eight slopes 1/2 ... 1/256 of an
