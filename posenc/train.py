@@ -74,6 +74,7 @@ __all__ = [
     "EVAL_SEED",
     "VALIDATION_SEED",
     "random_position_ids",
+    "position_coverage",
 ]
 
 #: Seed of the test sequences every run is scored on (independent of the training seed).
@@ -658,6 +659,34 @@ def _curriculum_length(config: TrainConfig, step: int) -> int:
         return config.seq_len
     share = min(1.0, step / config.curriculum_steps)
     return config.min_seq_len + round(share * (config.seq_len - config.min_seq_len))
+
+
+def position_coverage(config: TrainConfig, positions: Sequence[int]) -> list[float]:
+    """The expected share of a run's training batches whose inputs reach each position.
+
+    A position (0-based, the anchor not counted) is in a batch when the batch is longer than it.
+    Training at one length reaches every position below ``seq_len`` in every batch; with lengths
+    that vary (``min_seq_len``), each batch's length is uniform from ``min_seq_len`` to the longest
+    length of its step (the curriculum's, ``curriculum_steps``), so the last positions are reached
+    least. A learned table's row gets a gradient only from the batches that reach it.
+
+    Returns:
+        One share in ``[0, 1]`` per position, in order.
+    """
+    _check_config(config)
+    positions = check_int_sequence("positions", positions, nonnegative=True, min_len=1)
+    shares = []
+    for position in positions:
+        if config.min_seq_len is None or config.n_train_examples is not None:
+            shares.append(1.0 if position < config.seq_len else 0.0)
+            continue
+        reached = 0.0
+        for step in range(config.steps):
+            longest = _curriculum_length(config, step)
+            lengths = longest - config.min_seq_len + 1
+            reached += (lengths if position < config.min_seq_len else max(0, longest - position)) / lengths
+        shares.append(reached / config.steps)
+    return shares
 
 
 def _train(config: TrainConfig, progress: bool) -> tuple[TinyTransformer, RunResult]:

@@ -432,3 +432,17 @@ def test_randomized_positions_keep_the_tokens_and_reach_far_positions() -> None:
         replace(config, random_positions=10)
     with pytest.raises(ValueError, match="does not go with fine-tuning"):
         replace(config, finetune_steps=5, finetune_len=12)
+
+
+def test_position_coverage_counts_the_batches_that_reach_each_position() -> None:
+    from posenc.train import position_coverage
+
+    # lengths uniform from 4 to the curriculum's longest: step 0 -> {4}, step 1 -> {4, 5, 6}
+    config = TrainConfig(seq_len=8, steps=2, min_seq_len=4, curriculum_steps=2)
+    assert position_coverage(config, [0, 3, 4, 5, 6, 7]) == pytest.approx([1.0, 1.0, 1 / 3, 1 / 6, 0.0, 0.0])
+    fixed = TrainConfig(seq_len=8, steps=2)
+    assert position_coverage(fixed, [0, 7, 8]) == [1.0, 1.0, 0.0]
+    with pytest.raises(ValueError, match=r"positions\[0\] must be a non-negative integer"):
+        position_coverage(config, [-1])
+    with pytest.raises(TypeError, match="config must be a TrainConfig"):
+        position_coverage("config", [1])  # type: ignore[arg-type]

@@ -140,8 +140,8 @@ def _finding(key: str, claim: str, better: Side | float, worse: Side | float, ta
     return Finding(conclusion, tuple(grids), tuple(chapters))
 
 
-CH6, CH7, CH8, CH9, CH10, CH11 = ("06_experiments", "07_beyond_trained_length", "08_hybrids", "09_choosing",
-                                  "10_relative", "11_rope_scaling")
+CH6, CH7, CH8, CH9, CH10, CH11, CH12 = ("06_experiments", "07_beyond_trained_length", "08_hybrids", "09_choosing",
+                                        "10_relative", "11_rope_scaling", "12_what_ships_now")
 APP_A, APP_B = "appendix_a_misunderstandings", "appendix_b_fact_check"
 
 
@@ -482,13 +482,13 @@ def _matrix_findings() -> list[Finding]:
     for label, shown in PARTIAL_LABELS.items():
         found.append(_finding(f"{shown} learns", f"{shown} (a quarter of each head rotates) learns both tasks at the "
                               "training length", _side(label, "accuracy", **one_head), SOLVED_LEVEL, both,
-                              grids=(grid,), chapters=(CH7,), over=("lr",), label=f"{shown} learns"))
+                              grids=(grid,), chapters=(CH7, CH12), over=("lr",), label=f"{shown} learns"))
         found.append(_finding(f"{shown}>rope 4x", f"{shown} keeps more new positions than full RoPE at 4x",
                               _side(label, four, **one_head), _side("rope", four, **one_head), both, grids=(grid,),
-                              chapters=(CH7,), over=("lr",), label=f"{shown} > RoPE at 4×"))
+                              chapters=(CH7, CH12), over=("lr",), label=f"{shown} > RoPE at 4×"))
     found.append(_finding("p-RoPE>partial RoPE 4x", "p-RoPE (the fastest pairs) keeps more new positions than the "
                           "compressed ladder at 4x", _side(P_ROPE, four, **one_head),
-                          _side(PARTIAL_ROPE, four, **one_head), both, grids=(grid,), chapters=(CH7,), over=("lr",),
+                          _side(PARTIAL_ROPE, four, **one_head), both, grids=(grid,), chapters=(CH7, CH12), over=("lr",),
                           label="p-RoPE > partial RoPE at 4×"))
     found.append(_finding("alibi 8 heads holds 4x", "ALiBi with eight heads (slopes 1/2 ... 1/256) keeps >= 0.9 of "
                           "the new positions at 4x", _side("alibi", four, **eight_heads), SOLVED_LEVEL, both,
