@@ -262,37 +262,36 @@ def test_the_realistic_regime_holds_yarns_premise() -> None:
 
 def test_the_realistic_matrix_gives_every_scheme_its_premises() -> None:
     """Chapter 7's realistic grids: heads of width 64 at 512 tokens with an anchor for every scheme,
-    the table's workarounds, partial rotation, and ALiBi also with its eight slopes (one head holds one)."""
+    the table's workarounds and a table at the tokens' scale, partial rotation; ALiBi, whose slopes
+    need several heads, only with eight (the text grid)."""
     from experiments import configs
     from posenc.relative import alibi_slopes
     from posenc.results import scheme_label
 
     for grid, tasks in (("realistic", {"copy_offset", "marker_recall"}), ("realistic_passkey", {"passkey"}),
                         ("realistic_text", {"text"})):
-        cells = configs.GRIDS[grid]()
-        runs = [config for config, _ in cells]
+        runs = [config for config, _ in configs.GRIDS[grid]()]
         assert {c.task for c in runs} == tasks, grid
         assert all(c.seq_len == 512 and c.bos_token and c.eval_lengths == (1024, 2048) for c in runs), grid
-        one_head = [c for c in runs if c.n_heads == 1]
-        assert {c.d_model for c in one_head} == {64}, grid
+        assert {c.d_model // c.n_heads for c in runs if c.scheme != "alibi"} == {64}, grid
         assert all(c.eval_extrapolations for c in runs if c.scheme == "learned"), grid
-        eight = [c for c in runs if c.n_heads == configs.REALISTIC_ALIBI_HEADS]
-        assert {c.scheme for c in eight} == {"alibi"} and set(configs.REALISTIC_LRS) <= {c.lr for c in eight}, grid
-        assert all(c.eval_examples == configs.REALISTIC_ALIBI_EVAL_EXAMPLES for c in eight), grid
+        assert all(c.n_heads == configs.REALISTIC_ALIBI_HEADS for c in runs if c.scheme == "alibi"), grid
     matrix = [config for config, _ in configs.realistic_configs()]
     assert {str(c.position_options) for c in matrix if c.scheme == "rope"} == {
         "{}", *(str(options) for options in configs.PARTIAL_ROPE)}
+    assert {str(c.position_options) for c in matrix if c.scheme == "learned"} == {
+        "{'init': 'bert'}", str(configs.REALISTIC_TABLE)}
+    assert "alibi" not in {c.scheme for c in matrix}
     assert all(n == configs.SUITE_SEEDS for _, n in configs.realistic_configs())
     # every cell has the two rates; the one more rate goes exactly where REALISTIC_EXTRA names the cell
     rates: dict[tuple[str, str], set[float]] = {}
     for c in matrix:
-        label = scheme_label(c.scheme, c.position_options) + (f" [{c.n_heads} heads]" if c.n_heads > 1 else "")
-        rates.setdefault((c.task, label), set()).add(c.lr)
+        rates.setdefault((c.task, scheme_label(c.scheme, c.position_options)), set()).add(c.lr)
     for (task, label), lrs in rates.items():
         extra = {configs.REALISTIC_EXTRA_LR} if label in configs.REALISTIC_EXTRA[task] else set()
         assert lrs == {*configs.REALISTIC_LRS, *extra}, (task, label)
     assert all(label in {lab for _, lab in rates} for names in configs.REALISTIC_EXTRA.values() for label in names)
-    # one head has ALiBi's flattest slope only; eight heads span 1/2 ... 1/256
+    # one head would hold only ALiBi's flattest slope; eight heads span 1/2 ... 1/256
     assert alibi_slopes(1).tolist() == [2 ** -8]
     assert alibi_slopes(configs.REALISTIC_ALIBI_HEADS).tolist() == [2.0 ** -k for k in range(1, 9)]
     text = [config for config, _ in configs.realistic_text_configs()]
