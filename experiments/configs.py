@@ -424,9 +424,10 @@ REALISTIC_EXTRA: dict[str, tuple[str, ...]] = {
     "copy_offset": ("none", "sinusoidal", "learned (bert)", "learned (normal)"),
 }
 #: ALiBi's slopes are a set, one per head (``2 ** (-8 h / n)``); the realistic model's one head
-#: would hold only the flattest (1/256). Its own arm gives it the eight slopes 1/2 ... 1/256 of an
-#: eight-head model (heads of width 8; ALiBi adds nothing to the head's width), read on 16 test
-#: sequences: eight heads' attention maps at 2,048 tokens are eight times one head's.
+#: would hold only the flattest (1/256). Where ALiBi is trained in the realistic regime (the text
+#: grid) it gets the eight slopes 1/2 ... 1/256 of an eight-head model (heads of width 8; ALiBi adds
+#: nothing to the head's width), read on 16 test sequences: eight heads' attention maps at 2,048
+#: tokens are eight times one head's.
 REALISTIC_ALIBI_HEADS = 8
 REALISTIC_ALIBI_EVAL_EXAMPLES = 16
 #: Partial rotation, the 2025-26 designs: a quarter of each head rotates, compressed ladder
