@@ -415,19 +415,20 @@ REALISTIC_EVAL_EXAMPLES = 64
 #: within the budget (chapter 6 shows why the scales must match).
 REALISTIC_TABLE = {"init": "normal"}
 #: One more rate, 1e-2, where validation's best was the sweep's top rate alone (as in the suite):
-#: by task, the schemes (run labels). On marker recall that is almost every scheme; the table that
-#: starts at the tokens' scale gets it on both tasks.
+#: by task, the schemes (run labels; ALiBi's eight-head arm as ``"alibi [8 heads]"``). On marker
+#: recall that is almost every scheme; the table that starts at the tokens' scale gets it on both
+#: tasks.
 REALISTIC_EXTRA_LR = 1e-2
 REALISTIC_EXTRA: dict[str, tuple[str, ...]] = {
     "marker_recall": ("none", "sinusoidal", "learned (bert)", "learned (normal)", "rope",
-                      "rope [ladder=compressed, partial=0.25]"),
-    "copy_offset": ("none", "sinusoidal", "learned (bert)", "learned (normal)"),
+                      "rope [ladder=compressed, partial=0.25]", "rope [ladder=truncated, partial=0.25]",
+                      "alibi [8 heads]"),
+    "copy_offset": ("none", "sinusoidal", "learned (bert)", "learned (normal)", "t5_bias", "alibi [8 heads]"),
 }
 #: ALiBi's slopes are a set, one per head (``2 ** (-8 h / n)``); the realistic model's one head
-#: would hold only the flattest (1/256). Where ALiBi is trained in the realistic regime (the text
-#: grid) it gets the eight slopes 1/2 ... 1/256 of an eight-head model (heads of width 8; ALiBi adds
-#: nothing to the head's width), read on 16 test sequences: eight heads' attention maps at 2,048
-#: tokens are eight times one head's.
+#: would hold only the flattest (1/256). In the realistic regime ALiBi gets the eight slopes
+#: 1/2 ... 1/256 of an eight-head model (heads of width 8; ALiBi adds nothing to the head's width),
+#: read on 16 test sequences: eight heads' attention maps at 2,048 tokens are eight times one head's.
 REALISTIC_ALIBI_HEADS = 8
 REALISTIC_ALIBI_EVAL_EXAMPLES = 16
 #: Partial rotation, the 2025-26 designs: a quarter of each head rotates, compressed ladder
@@ -447,17 +448,17 @@ def realistic_base() -> TrainConfig:
 
 
 def realistic_configs(tasks: tuple[str, ...] = SCALING_TASKS) -> Cells:
-    """Chapter 7's matrix in the realistic regime: the suite's schemes but ALiBi, plus partial RoPE, on
-    ``tasks`` (by default the scaling grids' two), two learning rates (three where the top one was
-    best, :data:`REALISTIC_EXTRA`), three seeds; new positions at 2x and 4x. The table schemes are
-    also read with each table workaround; the table also starts at the tokens' scale
-    (:data:`REALISTIC_TABLE`). ALiBi is not in it: its slopes are a set, one per head, and the
-    one-head model would hold only the flattest (1/256)."""
+    """Chapter 7's matrix in the realistic regime: the suite's schemes plus partial RoPE on ``tasks``
+    (by default the scaling grids' two), two learning rates (three where the top one was best,
+    :data:`REALISTIC_EXTRA`), three seeds; new positions at 2x and 4x. The table schemes are also
+    read with each table workaround; the table also starts at the tokens' scale
+    (:data:`REALISTIC_TABLE`). ALiBi has eight heads (:data:`REALISTIC_ALIBI_HEADS`): its slopes are
+    a set, one per head, and the one-head model would hold only the flattest (1/256)."""
     cells: Cells = []
     for task in tasks:
         steps = REALISTIC_TASKS[task]
         base = replace(realistic_base(), task=task, steps=steps, curriculum_steps=steps // 2)
-        schemes = [(scheme, options) for scheme, options in suite_schemes() if scheme != "alibi"]
+        schemes = [(scheme, options) for scheme, options in suite_schemes() if scheme != "alibi"]  # eight heads below
         at = next(i for i, (scheme, _) in enumerate(schemes) if _has_table(scheme)) + 1
         schemes[at:at] = [("learned", dict(REALISTIC_TABLE))]
         schemes += [("rope", dict(options)) for options in PARTIAL_ROPE]
@@ -466,6 +467,9 @@ def realistic_configs(tasks: tuple[str, ...] = SCALING_TASKS) -> Cells:
             label = scheme_label(scheme, options)
             cells += [(replace(base, scheme=scheme, position_options=options, lr=lr, eval_extrapolations=workarounds),
                        SUITE_SEEDS) for lr in _realistic_lrs(task, label)]
+        cells += [(replace(base, scheme="alibi", n_heads=REALISTIC_ALIBI_HEADS, lr=lr,
+                           eval_examples=REALISTIC_ALIBI_EVAL_EXAMPLES), SUITE_SEEDS)
+                  for lr in _realistic_lrs(task, f"alibi [{REALISTIC_ALIBI_HEADS} heads]")]
     return cells
 
 

@@ -77,6 +77,7 @@ __all__ = [
     "map_cell",
     "map_rows",
     "rate_text",
+    "and_list",
 ]
 
 #: Accuracy at which a seed counts as having solved a task (for bimodal cells).
@@ -643,10 +644,10 @@ def where_it_holds(verdict: Verdict) -> str:
     none_ = [g for g, rs in groups.items() if not any(r.holds for r in rs)]
     parts = []
     if every:
-        parts.append("in every setting " + _and_list(every))
+        parts.append("in every setting " + and_list(every))
     parts += [f"in {sum(r.holds for r in rs)} of {len(rs)} {g}" for g, rs in some]
     if none_:
-        parts.append("in none " + _and_list(none_))
+        parts.append("in none " + and_list(none_))
     return "; ".join(parts)
 
 
@@ -701,7 +702,12 @@ def map_rows(verdicts: Sequence[Verdict]) -> tuple[list[str], list[list[str]]]:
     return ["conclusion", "verdict", *groups], rows
 
 
-def _and_list(items: Sequence[str]) -> str:
+def and_list(items: Sequence[str], *, empty: str = "none") -> str:
+    """``items`` as prose: ``"a"``, ``"a and b"``, ``"a, b and c"``; ``empty`` if there are none."""
+    items = check_text_sequence("items", items)
+    check_text("empty", empty)
+    if not items:
+        return empty
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 

@@ -413,6 +413,7 @@ class PasskeyTask(Task):
 
     def key_positions(self, tokens: torch.Tensor) -> torch.Tensor:
         """Position of the key marker in each row, ``(batch,)``; ValueError if a row lacks exactly one."""
+        tokens = self.check_tokens(tokens)
         is_key = tokens == self.key_marker
         per_row = is_key.sum(dim=1)
         bad = torch.nonzero(per_row != 1).flatten()

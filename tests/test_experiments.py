@@ -263,7 +263,7 @@ def test_the_realistic_regime_holds_yarns_premise() -> None:
 def test_the_realistic_matrix_gives_every_scheme_its_premises() -> None:
     """Chapter 7's realistic grids: heads of width 64 at 512 tokens with an anchor for every scheme,
     the table's workarounds and a table at the tokens' scale, partial rotation; ALiBi, whose slopes
-    need several heads, only with eight (the text grid)."""
+    need several heads, only with eight, the model's width unchanged."""
     from experiments import configs
     from posenc.relative import alibi_slopes
     from posenc.results import scheme_label
@@ -275,18 +275,20 @@ def test_the_realistic_matrix_gives_every_scheme_its_premises() -> None:
         assert all(c.seq_len == 512 and c.bos_token and c.eval_lengths == (1024, 2048) for c in runs), grid
         assert {c.d_model // c.n_heads for c in runs if c.scheme != "alibi"} == {64}, grid
         assert all(c.eval_extrapolations for c in runs if c.scheme == "learned"), grid
-        assert all(c.n_heads == configs.REALISTIC_ALIBI_HEADS for c in runs if c.scheme == "alibi"), grid
+        assert all(c.n_heads == configs.REALISTIC_ALIBI_HEADS and c.d_model == 64 for c in runs if c.scheme == "alibi"), grid
+        assert all(c.eval_examples == configs.REALISTIC_ALIBI_EVAL_EXAMPLES for c in runs if c.n_heads > 1), grid
     matrix = [config for config, _ in configs.realistic_configs()]
     assert {str(c.position_options) for c in matrix if c.scheme == "rope"} == {
         "{}", *(str(options) for options in configs.PARTIAL_ROPE)}
     assert {str(c.position_options) for c in matrix if c.scheme == "learned"} == {
         "{'init': 'bert'}", str(configs.REALISTIC_TABLE)}
-    assert "alibi" not in {c.scheme for c in matrix}
+    assert {c.task for c in matrix if c.scheme == "alibi"} == {"copy_offset", "marker_recall"}
     assert all(n == configs.SUITE_SEEDS for _, n in configs.realistic_configs())
     # every cell has the two rates; the one more rate goes exactly where REALISTIC_EXTRA names the cell
     rates: dict[tuple[str, str], set[float]] = {}
     for c in matrix:
-        rates.setdefault((c.task, scheme_label(c.scheme, c.position_options)), set()).add(c.lr)
+        label = scheme_label(c.scheme, c.position_options) + (f" [{c.n_heads} heads]" if c.n_heads > 1 else "")
+        rates.setdefault((c.task, label), set()).add(c.lr)
     for (task, label), lrs in rates.items():
         extra = {configs.REALISTIC_EXTRA_LR} if label in configs.REALISTIC_EXTRA[task] else set()
         assert lrs == {*configs.REALISTIC_LRS, *extra}, (task, label)

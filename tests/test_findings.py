@@ -169,3 +169,17 @@ def test_the_partial_rotations_are_named_by_the_labels_of_the_grid_runs() -> Non
     from posenc.results import scheme_label
 
     assert {scheme_label("rope", options) for options in configs.PARTIAL_ROPE} == set(PARTIAL_LABELS)
+
+
+def test_the_realistic_matrix_reads_alibi_from_its_eight_head_runs() -> None:
+    """The realistic side of every ALiBi claim reads the runs with ALiBi's full set of slopes."""
+    from posenc.book.findings import MATRIX_RUNS_BY_LABEL
+
+    assert MATRIX_RUNS_BY_LABEL["realistic"]["alibi"] == {"n_heads": configs.REALISTIC_ALIBI_HEADS}
+    alibi_claims = [f for f in FINDINGS if f.key.startswith("realistic ") and "alibi" in f.key]
+    assert len(alibi_claims) == 5  # learns, holds at 2x and 4x, beats the sinusoid, beats RoPE
+    for item in alibi_claims:
+        sides = [s for s in (item.conclusion.better, item.conclusion.worse) if isinstance(s, Side) and s.label == "alibi"]
+        assert sides and all(s.where["n_heads"] == configs.REALISTIC_ALIBI_HEADS for s in sides), item.key
+        verdict = evaluate_finding(item, load=_runs)
+        assert verdict.n >= len(item.conclusion.tasks), item.key

@@ -11,6 +11,7 @@ from posenc.results import RunResult
 from posenc.robustness import (
     Conclusion,
     Side,
+    and_list,
     bracketing,
     compare,
     evaluate,
@@ -300,3 +301,11 @@ def test_a_strategy_the_runs_were_not_read_with_is_an_error_not_the_plain_metric
     with pytest.raises(ValueError, match=r"run rope \(seed 0\) was not read with strategy 'yarn_rotations' \(its "
                                          r"config lists \['yarn'\]\)"):
         side_values(older, Side("rope", "new@32", "yarn_rotations"))
+
+
+def test_and_list_reads_as_prose() -> None:
+    assert [and_list(items) for items in ((), ("a",), ("a", "b"), ("a", "b", "c"))] == ["none", "a", "a and b",
+                                                                                         "a, b and c"]
+    assert and_list([], empty="no scheme") == "no scheme"
+    with pytest.raises(TypeError, match="items"):
+        and_list("ab")

@@ -357,3 +357,5 @@ def test_passkey_known_answer_and_depth_anywhere() -> None:
     assert torch.equal(tokens[:, -3], torch.full((512,), query))
     with pytest.raises(ValueError, match="key marker"):
         task.labels(torch.zeros(1, 10, dtype=torch.long))
+    with pytest.raises(TypeError, match="tokens must be"):
+        task.key_positions(task.sample(2, 40, make_generator(0)))  # type: ignore[arg-type]  # (tokens, targets)

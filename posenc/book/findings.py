@@ -42,8 +42,10 @@ __all__ = [
     "SCALING",
     "REALISTIC_SCALING",
     "REALISTIC",
+    "REALISTIC_PASSKEY",
     "SCALING_REGIMES",
     "MATRIX_REGIMES",
+    "MATRIX_RUNS_BY_LABEL",
     "PARTIAL_ROPE",
     "P_ROPE",
     "PARTIAL_LABELS",
@@ -72,6 +74,8 @@ REALISTIC_SCALING = "realistic_scaling_grid.json"
 SCALING_REGIMES: dict[str, tuple[str, int]] = {"toy": (SCALING, 16), "realistic": (REALISTIC_SCALING, 512)}
 #: Chapter 7's matrix (copy-offset and marker recall; a realistic passkey grid is stored apart).
 REALISTIC = "realistic_grid.json"
+#: The realistic matrix on passkey retrieval (chapter 12's long-context measurement).
+REALISTIC_PASSKEY = "realistic_passkey_grid.json"
 #: Chapter 7's two regimes: the grid, the training length ``L`` (read at 2L and 4L), the runs each
 #: side reads and the learned table: the causal suite's anchored runs (width 16, four heads, 16
 #: tokens, five rates) with BERT's table, and the realistic grid's one-head models (width 64, 512
@@ -80,6 +84,10 @@ REALISTIC = "realistic_grid.json"
 MATRIX_REGIMES: dict[str, tuple[str, int, dict[str, Any], str]] = {
     "toy": (SUITE, 16, {"bos_token": True}, "learned (bert)"),
     "realistic": (REALISTIC, 512, {"n_heads": 1}, "learned (normal)")}
+#: Where a regime reads a scheme from other runs than the rest (by regime, then run label): the
+#: realistic grid's ALiBi has eight heads, the slopes 1/2 ... 1/256 it is designed with (one head
+#: would hold only the flattest).
+MATRIX_RUNS_BY_LABEL: dict[str, dict[str, dict[str, Any]]] = {"realistic": {"alibi": {"n_heads": 8}}}
 #: The realistic grid's partial rotations (a quarter of each head turns) by run label: the
 #: compressed ladder (Hugging Face's ``partial_rotary_factor``) and the truncated one (p-RoPE).
 PARTIAL_ROPE = "rope [ladder=compressed, partial=0.25]"
@@ -427,9 +435,9 @@ def _matrix_findings() -> list[Finding]:
 
     Each shared claim is declared once per regime of :data:`MATRIX_REGIMES` (key prefix ``"toy "``
     or ``"realistic "``) on copy-offset and marker recall, anchored, over every tied learning rate,
-    so the chapter can show which verdicts survive the change of regime (ALiBi, which the realistic
-    grid leaves out, is not among them). The realistic grid's own claims (partial rotation) have no
-    toy counterpart.
+    so the chapter can show which verdicts survive the change of regime (a scheme read from other runs
+    in one regime: :data:`MATRIX_RUNS_BY_LABEL`). The realistic grid's own claims (partial rotation)
+    have no toy counterpart.
     """
     both = ("copy_offset", "marker_recall")
     found: list[Finding] = []
@@ -437,7 +445,8 @@ def _matrix_findings() -> list[Finding]:
         two, four = f"new@{2 * length}", f"new@{4 * length}"
 
         def side(label: str, metric: str, strategy: str | None = None) -> Side:
-            return _side(label, metric, strategy, **runs)  # noqa: B023 - called within this iteration only
+            where = {**runs, **MATRIX_RUNS_BY_LABEL.get(regime, {}).get(label, {})}  # noqa: B023 - this iteration only
+            return _side(label, metric, strategy, **where)
 
         def add(key: str, claim: str, better: Side | float, worse: Side | float, label: str, *,
                 tasks: tuple[str, ...] = both, margin: float = 0.0) -> None:
@@ -445,11 +454,11 @@ def _matrix_findings() -> list[Finding]:
                                   grids=(grid,), chapters=(CH7,), over=("lr",), margin=margin,
                                   label=f"{label} ({regime})"))
 
-        for label in ("none", "sinusoidal", table, "rope", "t5_bias"):
+        for label in ("none", "sinusoidal", table, "rope", "alibi", "t5_bias"):
             add("table learns" if label == table else f"{label.removesuffix('_bias')} learns",
                 f"{_shown(label)} learns the task at the training length", side(label, "accuracy"), SOLVED_LEVEL,
                 f"{_shown(label)} learns")
-        for label in ("none", "rope"):
+        for label in ("none", "rope", "alibi"):
             for multiple, metric in (("2x", two), ("4x", four)):
                 add(f"{label} holds {multiple}", f"{_shown(label)} keeps >= 0.9 of the new positions at {multiple}",
                     side(label, metric), SOLVED_LEVEL, f"{_shown(label)} holds at {multiple.replace('x', '×')}")
@@ -457,7 +466,7 @@ def _matrix_findings() -> list[Finding]:
             side("sinusoidal", two), "sinusoid fails at 2×")
         add("none>sinusoid 2x", "no encoding keeps more new positions than the sinusoid at 2x", side("none", two),
             side("sinusoidal", two), "NoPE > sinusoid at 2×", margin=0.05)
-        for label in ("rope", "t5_bias"):
+        for label in ("rope", "alibi", "t5_bias"):
             add(f"{label.removesuffix('_bias')}>sinusoid 2x", f"{_shown(label)} keeps more new positions than the sinusoid at 2x",
                 side(label, two), side("sinusoidal", two), f"{_shown(label)} > sinusoid at 2×", margin=0.1)
         for label in ("rope", "t5_bias"):
@@ -472,6 +481,8 @@ def _matrix_findings() -> list[Finding]:
             "rescale > wrap, marker recall", tasks=("marker_recall",))
         add("t5>rope 2x", "T5's buckets keep more new positions than RoPE at 2x", side("t5_bias", two),
             side("rope", two), "T5 > RoPE at 2×")
+        add("alibi>rope 4x", "ALiBi keeps more new positions than RoPE at 4x", side("alibi", four), side("rope", four),
+            "ALiBi > RoPE at 4×")
         add("none>rope marker_recall 2x", "on the content lookup no encoding beats RoPE at 2x", side("none", two),
             side("rope", two), "NoPE > RoPE, marker recall", tasks=("marker_recall",))
     # the realistic grid's own claims
@@ -492,8 +503,31 @@ def _matrix_findings() -> list[Finding]:
     return found
 
 
+def _passkey_findings() -> list[Finding]:
+    """Chapter 12's passkey test: the realistic models retrieving a passkey on inputs four times the
+    training length (every label at a new position; passkeys retrieved whole, ``new_exact``), over
+    every tied learning rate. Each scheme's models as in the realistic matrix (ALiBi with eight heads)."""
+    grid, length, runs, _ = MATRIX_REGIMES["realistic"]
+    four = f"new_exact@{4 * length}"
+
+    def side(label: str, metric: str) -> Side:
+        return _side(label, metric, None, **{**runs, **MATRIX_RUNS_BY_LABEL["realistic"].get(label, {})})
+
+    def add(key: str, claim: str, better: Side | float, worse: Side | float, label: str, margin: float = 0.0) -> Finding:
+        return _finding(f"passkey {key}", claim, better, worse, ("passkey",), grids=(REALISTIC_PASSKEY,),
+                        chapters=(CH12,), over=("lr",), margin=margin, label=f"passkey: {label}")
+
+    found = [add("rope fades 4x", "RoPE retrieves fewer passkeys at 4x than at the training length", side("rope", "exact"),
+                 side("rope", four), "RoPE: fewer at 4× than at 512", margin=0.1)]
+    for label in (*PARTIAL_LABELS, "alibi", "t5_bias", "none"):
+        found.append(add(f"{_shown(label)}>rope 4x", f"{_shown(label)} retrieves more passkeys than full RoPE at 4x",
+                         side(label, four), side("rope", four), f"{_shown(label)} > RoPE at 4×"))
+    return found
+
+
 FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_ch6_findings(), *_arm_findings(),
-                                 *_scale_findings(), *_hybrid_findings(), *_scaling_findings(), *_matrix_findings())
+                                 *_scale_findings(), *_hybrid_findings(), *_scaling_findings(), *_matrix_findings(),
+                                 *_passkey_findings())
 
 
 def _check_unique(findings: Sequence[Finding]) -> None:
