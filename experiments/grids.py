@@ -317,7 +317,8 @@ def default_grids() -> dict[str, Grid]:
             "rope_scaling": _chapter_grid("rope_scaling"),
             "ch7_arms": _chapter_grid("ch7_arms"), "scale": _chapter_grid("scale"),
             "hybrid_suite": _chapter_grid("hybrid_suite"), "realistic_scaling": _chapter_grid("realistic_scaling"),
-            "realistic": _chapter_grid("realistic"), "realistic_passkey": _chapter_grid("realistic_passkey")}
+            "realistic": _chapter_grid("realistic"), "realistic_passkey": _chapter_grid("realistic_passkey"),
+            "realistic_text": _chapter_grid("realistic_text"), "realistic_text_long": _chapter_grid("realistic_text_long")}
 
 
 # -- running ------------------------------------------------------------------------------------

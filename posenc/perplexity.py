@@ -12,7 +12,9 @@ which give different curves (their Appendix B):
   scored once and (after the first window) with at least ``L - S`` bytes of context.
 
 Past the training length the right score is on **new positions** only (offsets ``>= train_len``
-inside a window): :func:`length_scores` reports it beside the score over every position.
+inside a window): :func:`length_scores` reports it beside the score over every position, and the
+**profile**, the mean loss of each stretch of ``bucket`` offsets of the non-overlapping windows:
+one evaluation at ``4 L`` shows the loss at every distance from the window's start.
 
 Losses are cross-entropies in bits (natural-log loss / ln 2), averaged over the scored bytes.
 """
@@ -26,14 +28,23 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
-from posenc.checks import check_callable, check_choice, check_nonnegative_int, check_positive_int, check_tensor
+from posenc.checks import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_nonnegative_int,
+    check_positive_int,
+    check_tensor,
+)
 
-__all__ = ["MODES", "EVAL_BYTES", "ScoredBytes", "scored_bytes", "length_scores"]
+__all__ = ["MODES", "EVAL_BYTES", "PROFILE_BUCKET", "ScoredBytes", "LengthScores", "scored_bytes", "length_scores"]
 
 #: How a text is cut into windows (see the module docstring).
 MODES: tuple[str, ...] = ("chunks", "sliding")
 #: Bytes of the test text that are scored (its first ones): every method and length reads the same text.
-EVAL_BYTES = 65_536
+EVAL_BYTES = 32_768
+#: Offsets per stretch of a window's loss profile (:meth:`ScoredBytes.profile`).
+PROFILE_BUCKET = 64
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,38 @@ class ScoredBytes:
         if chosen.numel() == 0:
             raise ValueError(f"no scored byte sits at an offset >= {from_offset}")
         return float(chosen.mean())
+
+    def profile(self, bucket: int) -> tuple[float, ...]:
+        """Mean bits per byte of each stretch of ``bucket`` offsets: entry ``k`` averages the bytes at
+        offsets ``k * bucket`` to ``(k + 1) * bucket - 1``; one entry per stretch up to the largest
+        offset scored. ValueError if a stretch holds no scored byte (the sliding windows' early offsets)."""
+        bucket = check_positive_int("bucket", bucket)
+        stretch = self.offsets // bucket
+        n = int(stretch.max()) + 1 if stretch.numel() else 0
+        counts = torch.bincount(stretch, minlength=n)
+        if n == 0 or bool((counts == 0).any()):
+            empty = int(torch.nonzero(counts == 0)[0]) if n else 0
+            raise ValueError(f"no scored byte sits at offsets {empty * bucket} to {(empty + 1) * bucket - 1} "
+                             f"(bucket={bucket})")
+        sums = torch.bincount(stretch, weights=self.bits, minlength=n)
+        return tuple(float(v) for v in sums / counts)
+
+
+@dataclass(frozen=True)
+class LengthScores:
+    """What :func:`length_scores` reads at one evaluation length.
+
+    Attributes:
+        scores: ``"bpb"``, ``"bpb_slide"`` (when sliding windows were read) and ``"bpb_new"`` (past the
+            training length), in bits per byte.
+        profile: the non-overlapping windows' mean bits per byte of each stretch of ``bucket``
+            offsets (:meth:`ScoredBytes.profile`), ``length / bucket`` entries (rounded up).
+        bucket: offsets per stretch.
+    """
+
+    scores: dict[str, float]
+    profile: tuple[float, ...]
+    bucket: int
 
 
 def _check_data(data: object) -> None:
@@ -140,22 +183,38 @@ def length_scores(
     *,
     train_len: int,
     n_bytes: int = EVAL_BYTES,
-) -> dict[str, float]:
-    """The three scores the book reports at one evaluation length.
+    sliding: bool = True,
+    bucket: int = PROFILE_BUCKET,
+) -> LengthScores:
+    """The scores the book reports at one evaluation length, and the loss profile.
+
+    Args:
+        model: as for :func:`scored_bytes`.
+        data: ``(n,)`` bytes; the first ``n_bytes + 1`` are read.
+        length: the window, in bytes.
+        train_len: the length the model was trained on (new positions start there).
+        n_bytes: bytes scored.
+        sliding: also read sliding windows (stride ``length // 4``: four times the cost of the
+            non-overlapping ones).
+        bucket: offsets per stretch of the profile.
 
     Returns:
-        ``{"bpb": ..., "bpb_slide": ...}`` and, for ``length > train_len``, ``"bpb_new"``: bits
-        per byte over every position of non-overlapping windows, over the sliding windows'
-        scored bytes (stride ``length // 4``), and over the non-overlapping windows' positions
-        ``>= train_len`` only. The first ``n_bytes + 1`` bytes of ``data`` are read.
+        A :class:`LengthScores`: ``"bpb"``, bits per byte over every position of non-overlapping
+        windows; ``"bpb_slide"`` (if ``sliding``) over the sliding windows' scored bytes; and, for
+        ``length > train_len``, ``"bpb_new"`` over the non-overlapping windows' positions
+        ``>= train_len`` only; with the profile of the non-overlapping windows.
     """
     check_callable("model", model)
     _check_data(data)
     length = check_positive_int("length", length)
     train_len = check_positive_int("train_len", train_len)
     text = data[: check_positive_int("n_bytes", n_bytes) + 1]
+    sliding = check_bool("sliding", sliding)
+    bucket = check_positive_int("bucket", bucket)
     chunks = scored_bytes(model, text, length, mode="chunks")
-    scores = {"bpb": chunks.mean(), "bpb_slide": scored_bytes(model, text, length, mode="sliding").mean()}
+    scores = {"bpb": chunks.mean()}
+    if sliding:
+        scores["bpb_slide"] = scored_bytes(model, text, length, mode="sliding").mean()
     if length > train_len:
         scores["bpb_new"] = chunks.mean(from_offset=train_len)
-    return scores
+    return LengthScores(scores, chunks.profile(bucket), bucket)

@@ -131,7 +131,11 @@ class TrainConfig:
             end of a learned table (more positions than its rows) has no plain ``accuracy@L``: it is
             scored with each workaround of ``eval_extrapolations`` instead, and needs at least one;
             past the end of another scheme of fixed length (the factored and hierarchical hybrids)
-            it is an error. :func:`train` checks this before it trains.
+            it is an error. :func:`train` checks this before it trains. On the text task every
+            length (the training length too) is also read in bits per byte on the test documents
+            (:func:`posenc.perplexity.length_scores`): ``"bpb@L"``, ``"bpb_slide@L"`` (the model as
+            trained only, not its workarounds or scalings) and, past the training length,
+            ``"bpb_new@L"``, with the loss profile in ``extras["bpb_profile@L"]``.
         eval_extrapolations: for a learned table, also test every eval length past the
             table with these workarounds: ``metrics["accuracy@L:clip"]`` etc. (Ignored by
             schemes without a table, so one list serves a whole grid.)
@@ -161,7 +165,7 @@ class TrainConfig:
             ``seq_len`` to ``L`` (:meth:`posenc.rope_scaling.RopeScaling.for_length`):
             ``metrics["accuracy@L:method"]``, ``"new@L:method"`` and ``"short@L:method"``
             (accuracy at ``seq_len`` with the method set up for ``L``: what it costs short
-            inputs). With fine-tuning, one more copy per method: ``"ft_new@N:method"``,
+            inputs; on the text task also ``"short_bpb@L:method"``, in bits per byte). With fine-tuning, one more copy per method: ``"ft_new@N:method"``,
             ``"ft@T:method"``.
         exact_match: also score whole sequences, as Kazemnejad et al. (2023) do: for every
             test length ``L``, ``metrics["exact@L"]`` is the share of test sequences whose
@@ -877,8 +881,11 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
                 if config.exact_match:
                     metrics[f"new_exact@{key}"] = counts.new_exact / counts.new_sequences
         if isinstance(test_task, LanguageModelTask):  # bits per byte on the test documents
-            for name, value in length_scores(model, test_task.data(), length, train_len=config.seq_len).items():
-                metrics[f"{name}@{key}"] = value
+            # a variant (a workaround, a scaling: key "N:name") is read on non-overlapping windows only;
+            # the sliding ones, four times the cost, are read for the model as trained
+            read = length_scores(model, test_task.data(), length, train_len=config.seq_len, sliding=":" not in key)
+            metrics.update({f"{name}@{key}": value for name, value in read.scores.items()})
+            extras[f"bpb_profile@{key}"] = list(read.profile)
 
     lengths = list(dict.fromkeys([config.seq_len, *config.eval_lengths]))
     scheme = model.position
@@ -903,6 +910,9 @@ def _evaluate_all(model: TinyTransformer, task: Task, config: TrainConfig) -> tu
                     metrics[f"short@{length}:{method}"] = evaluate(model, test_task, config.seq_len,
                                                                     n_examples=config.eval_examples,
                                                                     random_positions=config.random_positions)
+                    if isinstance(test_task, LanguageModelTask):  # the short-input price in bits per byte
+                        metrics[f"short_bpb@{length}:{method}"] = length_scores(
+                            model, test_task.data(), config.seq_len, train_len=config.seq_len, sliding=False).scores["bpb"]
                 finally:
                     scheme.set_scaling(None)
     metrics["accuracy"] = metrics[f"accuracy@{config.seq_len}"]
@@ -949,8 +959,8 @@ def _fine_tune_metrics(model: TinyTransformer, task: Task, config: TrainConfig) 
             candidate, test_task, long_len, train_len=train_len, n_examples=config.eval_examples)
         metrics[f"ft@{train_len}{suffix}"] = evaluate(candidate, test_task, train_len, n_examples=config.eval_examples)
         if isinstance(test_task, LanguageModelTask):
-            for name, value in length_scores(candidate, test_task.data(), long_len, train_len=train_len).items():
-                metrics[f"ft_{name}@{long_len}{suffix}"] = value
+            read = length_scores(candidate, test_task.data(), long_len, train_len=train_len)
+            metrics.update({f"ft_{name}@{long_len}{suffix}": value for name, value in read.scores.items()})
     return metrics
 
 

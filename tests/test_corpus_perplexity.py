@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from posenc.corpus import SPLITS, corpus_path, load_documents, split_bytes, verify_corpus
-from posenc.perplexity import length_scores, scored_bytes
+from posenc.perplexity import ScoredBytes, length_scores, scored_bytes
 from posenc.tasks import make_generator, make_task
 
 
@@ -64,9 +64,34 @@ def test_bits_per_byte_on_hand_made_streams() -> None:
     stream = torch.arange(1000) % 256
     assert scored_bytes(Uniform(), stream, 64).mean() == pytest.approx(8.0)  # log2(256)
     assert scored_bytes(NextIsPlusOne(), stream, 64).mean() < 1e-15
-    scores = length_scores(Uniform(), stream, 128, train_len=64, n_bytes=999)
-    assert scores == pytest.approx({"bpb": 8.0, "bpb_slide": 8.0, "bpb_new": 8.0})
-    assert "bpb_new" not in length_scores(Uniform(), stream, 64, train_len=64, n_bytes=999)
+    read = length_scores(Uniform(), stream, 128, train_len=64, n_bytes=999)
+    assert read.scores == pytest.approx({"bpb": 8.0, "bpb_slide": 8.0, "bpb_new": 8.0})
+    assert read.profile == pytest.approx((8.0, 8.0)) and read.bucket == 64
+    assert "bpb_new" not in length_scores(Uniform(), stream, 64, train_len=64, n_bytes=999).scores
+    assert set(length_scores(Uniform(), stream, 128, train_len=64, n_bytes=999, sliding=False).scores) == {"bpb", "bpb_new"}
+
+
+class KnowsTheStart(torch.nn.Module):
+    """Perfect on a stream 0, 1, 2, ... at the first 32 offsets of a window, uniform after them."""
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        logits = NextIsPlusOne()(tokens)
+        logits[:, 32:] = 0.0
+        return logits
+
+
+def test_the_profile_is_the_loss_at_each_stretch_of_offsets() -> None:
+    stream = torch.arange(1000) % 256
+    chunks = scored_bytes(KnowsTheStart(), stream, 100, mode="chunks")
+    # offsets 0-31 cost nothing, 32-99 cost 8 bits: stretches of 16 -> 0, 0, 8, 8, 8, 8, 8 (the last holds 96-99)
+    assert chunks.profile(16) == pytest.approx((0, 0, 8, 8, 8, 8, 8), abs=1e-12)
+    assert chunks.profile(64) == pytest.approx((4.0, 8.0), abs=1e-12)  # 32 free of 64, then all 8
+    read = length_scores(KnowsTheStart(), stream, 100, train_len=50, n_bytes=999, bucket=16)
+    assert read.profile == chunks.profile(16) and read.scores["bpb_new"] == pytest.approx(8.0)
+    with pytest.raises(ValueError, match="no scored byte sits at offsets 0 to 15"):
+        ScoredBytes(torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([40, 41])).profile(16)
+    with pytest.raises(ValueError, match="bucket must be"):
+        chunks.profile(0)
 
 
 def test_each_byte_is_scored_once_with_the_context_the_mode_promises() -> None:

@@ -297,5 +297,17 @@ def test_the_realistic_matrix_gives_every_scheme_its_premises() -> None:
     assert alibi_slopes(1).tolist() == [2 ** -8]
     assert alibi_slopes(configs.REALISTIC_ALIBI_HEADS).tolist() == [2.0 ** -k for k in range(1, 9)]
     text = [config for config, _ in configs.realistic_text_configs()]
-    assert {c.rope_scalings for c in text if c.scheme == "rope"} == {configs.REALISTIC_TEXT_SCALINGS}
+    assert {c.rope_scalings for c in text if c.scheme == "rope" and not c.position_options} == {
+        configs.REALISTIC_TEXT_SCALINGS}
     assert all(c.min_seq_len is None and c.curriculum_steps is None for c in text)
+    # the text arm: three rates and two seeds for every scheme, p-RoPE beside full RoPE, the table at the
+    # tokens' scale, ALiBi (the slowest runs) first
+    text_cells: dict[str, set[float]] = {}
+    for c in text:
+        text_cells.setdefault(scheme_label(c.scheme, c.position_options), set()).add(c.lr)
+    assert set(text_cells) == {"none", "sinusoidal", "learned (normal)", "rope", "rope [ladder=truncated, partial=0.25]",
+                               "alibi", "t5_bias"}
+    assert all(lrs == set(configs.REALISTIC_TEXT_LRS) for lrs in text_cells.values())
+    assert all(n == configs.REALISTIC_TEXT_SEEDS == 2 for _, n in configs.realistic_text_configs())
+    assert text[0].scheme == "alibi" and {c.batch_size for c in text} == {configs.REALISTIC_TEXT_BATCH}
+    assert [c.rope_scalings for c in text if c.scheme == "rope" and c.position_options] == [()] * 3
