@@ -517,6 +517,7 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.compare.ratio_spread": {"samples": lambda: {"a": [2e-6, 4e-6], "b": [1e-6, 2e-6]},
                                     "numerator": lambda: "a", "denominator": lambda: "b"},
     "posenc.perplexity.*": {"model": _byte_model},
+    "posenc.perplexity.ScoredBytes.profile": {"bucket": lambda: 2},
     "posenc.corpus.*": {"split": lambda: "test"},
     "posenc.registry.*": {"name": lambda: "rope"},
     "posenc.registry.register_scheme": {"name": lambda: "contract-scheme",
@@ -954,7 +955,8 @@ RECORDS: tuple[str, ...] = (
     "posenc.learned_plots.ShortInputRun", "posenc.robustness.Comparison", "posenc.results.RunResult",
     "posenc.registry.SchemeSpec", "posenc.robustness.SettingResult",
     "posenc.robustness.Verdict", "posenc.robustness.Bracket", "posenc.bugs.Bug",
-    "posenc.compare.Spread", "posenc.corpus.Document", "posenc.perplexity.ScoredBytes", "posenc.pretrained.TextAttention",
+    "posenc.compare.Spread", "posenc.corpus.Document", "posenc.perplexity.ScoredBytes", "posenc.perplexity.LengthScores",
+    "posenc.pretrained.TextAttention",
     "posenc.rope_scaling.YarnZones",
 )
 
