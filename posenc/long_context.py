@@ -16,22 +16,18 @@ published implementation or paper states:
 * :func:`llama4_query_scale`: Llama 4's query temperature on its layers without positions.
 * :func:`effective_length`: the longest length at which a score stays above a threshold
   at that length and every shorter one (RULER's "effective length", Hsieh et al., 2024);
-  :func:`tied_effective_lengths` reads it off a grid cell at each learning rate validation
-  cannot separate.
+  :func:`posenc.suite.tied_effective_lengths` reads it off a grid cell.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import torch
 
 from posenc.checks import (
     check_array,
-    check_instance,
     check_mapping,
     check_nonnegative_int,
     check_positions,
@@ -41,7 +37,6 @@ from posenc.checks import (
     check_real_positions,
 )
 from posenc.rope_scaling import dynamic_ntk_inverse_frequencies
-from posenc.suite import SuiteCell, variant_values
 
 __all__ = [
     "batch_seq_len",
@@ -51,7 +46,6 @@ __all__ = [
     "streaming_cache",
     "llama4_query_scale",
     "effective_length",
-    "tied_effective_lengths",
 ]
 
 
@@ -157,28 +151,3 @@ def effective_length(scores: Mapping[int, float], threshold: float) -> int | Non
         best = length
     return best
 
-
-def tied_effective_lengths(cell: SuiteCell, metrics: Mapping[int, str], threshold: float,
-                           strategy: str | None = None) -> dict[float, int | None]:
-    """RULER's effective length of a grid cell at each learning rate validation cannot separate.
-
-    Args:
-        cell: a cell of :func:`posenc.suite.choose_learning_rates`.
-        metrics: ``{length: metric}``, e.g. ``{512: "exact", 1024: "new_exact@1024"}``; each
-            length is scored by the seed mean of its metric.
-        threshold: the bar (:func:`effective_length`).
-        strategy: a learned table's workaround, read where the runs hold ``metric:strategy``
-            (past the table's end) and the plain metric elsewhere (:func:`posenc.suite.variant_values`).
-
-    Returns:
-        ``{learning rate: effective length or None}``, smallest rate first.
-    """
-    check_instance("cell", cell, SuiteCell, what="a SuiteCell (choose_learning_rates(...))")
-    metrics = check_mapping("metrics", metrics, min_len=1, what="a dict {length: metric}", item="{length: metric}")
-    lengths = {}
-    for lr in sorted(cell.tied or (cell.lr,)):
-        at_rate = replace(cell, runs=cell.by_lr[lr])
-        scores = {check_positive_int(f"metrics' length {length!r}", length): statistics.fmean(variant_values(at_rate, metric, strategy))
-                  for length, metric in metrics.items()}
-        lengths[lr] = effective_length(scores, threshold)
-    return lengths

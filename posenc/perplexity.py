@@ -17,6 +17,9 @@ inside a window): :func:`length_scores` reports it beside the score over every p
 one evaluation at ``4 L`` shows the loss at every distance from the window's start.
 
 Losses are cross-entropies in bits (natural-log loss / ln 2), averaged over the scored bytes.
+
+``posenc.train`` stores the readings of text runs as ``"bpb@L"``, ``"bpb_slide@L"``,
+``"bpb_new@L"`` and ``extras["bpb_profile@L"]``; :mod:`posenc.suite` reads them from a grid cell.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from posenc.checks import (
     check_tensor,
 )
 
-__all__ = ["MODES", "EVAL_BYTES", "PROFILE_BUCKET", "ScoredBytes", "LengthScores", "scored_bytes", "length_scores"]
+__all__ = ["MODES", "EVAL_BYTES", "PROFILE_BUCKET", "READINGS", "ScoredBytes", "LengthScores", "scored_bytes",
+           "length_scores"]
 
 #: How a text is cut into windows (see the module docstring).
 MODES: tuple[str, ...] = ("chunks", "sliding")
@@ -45,6 +49,9 @@ MODES: tuple[str, ...] = ("chunks", "sliding")
 EVAL_BYTES = 32_768
 #: Offsets per stretch of a window's loss profile (:meth:`ScoredBytes.profile`).
 PROFILE_BUCKET = 64
+#: The readings of :func:`length_scores`, by the metric name a run stores.
+READINGS: dict[str, str] = {"bpb": "non-overlapping windows, every position", "bpb_slide": "sliding windows",
+                            "bpb_new": "non-overlapping windows, new positions only"}
 
 
 @dataclass(frozen=True)
@@ -218,3 +225,4 @@ def length_scores(
     if length > train_len:
         scores["bpb_new"] = chunks.mean(from_offset=train_len)
     return LengthScores(scores, chunks.profile(bucket), bucket)
+

@@ -13,6 +13,12 @@ budget for all. This module turns it into what the chapters report:
 * :func:`suite_variants`: a learned table appears once per workaround (clip, modular,
   per-input rescale), every other scheme once.
 * :func:`tied_rows`, :func:`learning_rate_rows`, :func:`arm_table`: HTML-table rows.
+* :func:`tied_effective_lengths`: RULER's effective length of a cell at each tied rate.
+* Text runs (language models, :mod:`posenc.perplexity`): :func:`bpb_mean`,
+  :func:`tied_bpb_range` and :func:`profile_mean` read bits per byte exactly as a cell was
+  scored: a variant (a workaround, a scaling) only past the training length, within which the
+  model reads as trained, and a reading that was not made (the sliding windows of a variant, a
+  table's plain read past its end) as ``None``, never as the plain model's value.
 
 Its figures (the seed and learning-curve explorers) are :mod:`posenc.suite_plots`.
 
@@ -42,6 +48,8 @@ from posenc.checks import (
     check_text,
     check_text_sequence,
 )
+from posenc.long_context import effective_length
+from posenc.perplexity import READINGS
 from posenc.results import RunResult, Series, check_results, config_value, curve, extrapolation_variants, run_label
 from posenc.robustness import is_bimodal, rate_text, tied_rates
 from posenc.rope_scaling import SETUP_NAMES
@@ -73,6 +81,11 @@ __all__ = [
     "kept_text",
     "learning_rate_rows",
     "renamed_cells",
+    "tied_effective_lengths",
+    "stored_key",
+    "bpb_mean",
+    "tied_bpb_range",
+    "profile_mean",
 ]
 
 #: Accuracy at which a seed counts as having solved a task (for "k of n seeds").
@@ -670,3 +683,100 @@ def _check_metric_strategy(cell: object, metric: object, strategy: object) -> No
     check_text("metric", metric, empty=False)
     if strategy is not None:
         check_text("strategy", strategy, empty=False)
+
+
+# -- text runs: bits per byte as posenc.train stores them ------------------------------------------
+def _train_len(cell: SuiteCell) -> int:
+    lengths = {int(run.config["seq_len"]) for run in cell.runs}
+    if len(lengths) != 1:
+        raise ValueError(f"{cell.task}/{cell.label}: runs trained on different lengths {sorted(lengths)}")
+    return lengths.pop()
+
+
+def _check_cell_reading(cell: object, length: object, strategy: object) -> tuple[SuiteCell, int, str | None]:
+    if not isinstance(cell, SuiteCell):
+        raise TypeError(f"cell must be a SuiteCell (posenc.suite.choose_learning_rates), got {type(cell).__name__}")
+    length = check_positive_int("length", length)
+    if strategy is not None:
+        strategy = check_text("strategy", strategy, empty=False)
+    return cell, length, strategy
+
+
+def stored_key(name: str, length: int, *, train_len: int, strategy: str | None = None) -> str:
+    """The key a text run stores a reading under: ``"bpb_new@2048:yarn"``; a variant (``strategy``)
+    only past ``train_len``, since within it the model reads as trained.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`READINGS`, or ``"bpb_new"`` at or below ``train_len``.
+    """
+    check_choice("name", name, tuple(READINGS))
+    length, train_len = check_positive_int("length", length), check_positive_int("train_len", train_len)
+    if strategy is not None:
+        check_text("strategy", strategy, empty=False)
+    if name == "bpb_new" and length <= train_len:
+        raise ValueError(f"name 'bpb_new' needs length > train_len ({train_len}): no new position at {length}")
+    return f"{name}@{length}" + (f":{strategy}" if strategy is not None and length > train_len else "")
+
+
+def _runs_mean(runs: Sequence[RunResult], key: str) -> float | None:
+    values = [run.metrics[key] for run in runs if key in run.metrics]
+    return statistics.fmean(values) if values and len(values) == len(runs) else None
+
+
+def bpb_mean(cell: SuiteCell, name: str, length: int, *, strategy: str | None = None) -> float | None:
+    """Seed mean of reading ``name`` (:data:`READINGS`) at ``length`` over the cell's chosen runs.
+
+    Returns:
+        Bits per byte, or ``None`` where the runs were not read that way.
+    """
+    cell, length, strategy = _check_cell_reading(cell, length, strategy)
+    return _runs_mean(cell.runs, stored_key(name, length, train_len=_train_len(cell), strategy=strategy))
+
+
+def tied_bpb_range(cell: SuiteCell, name: str, length: int, *, strategy: str | None = None
+                   ) -> tuple[float, float] | None:
+    """Lowest and highest seed mean of the reading over the cell's tied learning rates
+    (:func:`posenc.suite.tied_range` for bits per byte), ``None`` where it was not read."""
+    cell, length, strategy = _check_cell_reading(cell, length, strategy)
+    key = stored_key(name, length, train_len=_train_len(cell), strategy=strategy)
+    means = [_runs_mean(cell.by_lr[lr], key) for lr in cell.tied or (cell.lr,)]
+    read = [m for m in means if m is not None]
+    return (min(read), max(read)) if len(read) == len(means) else None
+
+
+def profile_mean(cell: SuiteCell, length: int, *, strategy: str | None = None) -> tuple[float, ...] | None:
+    """Seed mean of the loss profile (bits per byte by stretch of offsets) read at ``length``,
+    over the cell's chosen runs; ``None`` where the runs were not read that way."""
+    cell, length, strategy = _check_cell_reading(cell, length, strategy)
+    train_len = _train_len(cell)
+    key = f"bpb_profile@{length}" + (f":{strategy}" if strategy is not None and length > train_len else "")
+    profiles = [run.extras.get(key) for run in cell.runs]
+    if any(p is None for p in profiles):
+        return None
+    return tuple(statistics.fmean(column) for column in zip(*profiles, strict=True))
+
+
+def tied_effective_lengths(cell: SuiteCell, metrics: Mapping[int, str], threshold: float,
+                           strategy: str | None = None) -> dict[float, int | None]:
+    """RULER's effective length of a grid cell at each learning rate validation cannot separate.
+
+    Args:
+        cell: a cell of :func:`choose_learning_rates`.
+        metrics: ``{length: metric}``, e.g. ``{512: "exact", 1024: "new_exact@1024"}``; each
+            length is scored by the seed mean of its metric.
+        threshold: the bar (:func:`posenc.long_context.effective_length`).
+        strategy: a learned table's workaround, read where the runs hold ``metric:strategy``
+            (past the table's end) and the plain metric elsewhere (:func:`variant_values`).
+
+    Returns:
+        ``{learning rate: effective length or None}``, smallest rate first.
+    """
+    _check_cell(cell)
+    metrics = check_mapping("metrics", metrics, min_len=1, what="a dict {length: metric}", item="{length: metric}")
+    lengths = {}
+    for lr in sorted(cell.tied or (cell.lr,)):
+        at_rate = replace(cell, runs=cell.by_lr[lr])
+        scores = {check_positive_int(f"metrics' length {length!r}", length): statistics.fmean(variant_values(at_rate, metric, strategy))
+                  for length, metric in metrics.items()}
+        lengths[lr] = effective_length(scores, threshold)
+    return lengths

@@ -16,7 +16,6 @@ from posenc.long_context import (
     softmax_with_sink,
     static_dynamic_ntk_factor,
     streaming_cache,
-    tied_effective_lengths,
 )
 from posenc.relative import rope_inverse_frequencies
 from posenc.rope_scaling import dynamic_ntk_inverse_frequencies
@@ -77,35 +76,6 @@ def test_effective_length() -> None:
     assert effective_length({16: 1.0, 32: 0.5, 64: 0.95}, 0.9) == 16  # a later recovery does not count
     with pytest.raises(ValueError, match="at least one"):
         effective_length({}, 0.9)
-
-
-def test_tied_effective_lengths_reads_each_tied_rate() -> None:
-    """Two rates tie on validation; each gets its own effective length from its seed means, and a
-    rate validation rules out gets none."""
-    from posenc.results import RunResult
-    from posenc.suite import choose_learning_rates
-
-    scores = {1e-3: [(1.0, 0.95, 0.5), (1.0, 0.9, 0.5)],  # means 1.0, 0.925, 0.5: holds to 32
-              3e-3: [(1.0, 0.5, 0.5), (0.8, 0.5, 0.5)],  # means 0.9, 0.5: holds at 16 only
-              1e-2: [(0.5, 0.5, 0.5), (0.5, 0.5, 0.5)]}  # validation rules it out
-    runs = [RunResult(config={"task": "passkey", "scheme": "rope", "lr": lr}, seed=seed,
-                      metrics={"val_accuracy": 0.5 if lr == 1e-2 else 1.0, "exact": a, "new@32": b, "new@64": c},
-                      history=[], wall_time_s=0.0)
-            for lr, seeds in scores.items() for seed, (a, b, c) in enumerate(seeds)]
-    cell = choose_learning_rates(runs)["passkey", "rope"]
-    assert cell.tied == (1e-3, 3e-3)
-    assert tied_effective_lengths(cell, {16: "exact", 32: "new@32", 64: "new@64"}, 0.9) == {1e-3: 32, 3e-3: 16}
-    assert tied_effective_lengths(cell, {16: "exact"}, 1.0) == {1e-3: 16, 3e-3: None}
-    # a table's workaround: read metric:strategy where the runs have it, the plain metric elsewhere
-    clipped = [RunResult(config={**run.config, "scheme": "learned"}, seed=run.seed, history=[], wall_time_s=0.0,
-                         metrics={"val_accuracy": run.metrics["val_accuracy"], "exact": run.metrics["exact"],
-                                  "new@32:clip": 1.0, "new@64:clip": run.metrics["new@64"]}) for run in runs]
-    (table,) = choose_learning_rates(clipped).values()
-    assert tied_effective_lengths(table, {16: "exact", 32: "new@32", 64: "new@64"}, 0.9, "clip") == {1e-3: 32, 3e-3: 32}
-    with pytest.raises(TypeError, match="cell must be a SuiteCell"):
-        tied_effective_lengths({"exact": 1.0}, {16: "exact"}, 0.9)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="metrics must hold at least one"):
-        tied_effective_lengths(cell, {}, 0.9)
 
 
 def test_absorption_works_without_rotation_only() -> None:

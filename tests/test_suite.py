@@ -10,6 +10,11 @@ from posenc.interactive import Explorer
 from posenc.results import RunResult
 from posenc.suite import (
     SOLVED,
+    bpb_mean,
+    profile_mean,
+    stored_key,
+    tied_bpb_range,
+    tied_effective_lengths,
     arm_ranges,
     arm_table,
     ranges_by,
@@ -302,3 +307,68 @@ def test_renamed_cells_rename_labels_keep_runs_and_styles() -> None:
     first, second = fig.data
     assert first.line.color == second.line.color and first.line.dash != second.line.dash
     assert second.marker.symbol.endswith("-open")
+
+
+def test_tied_effective_lengths_reads_each_tied_rate() -> None:
+    """Two rates tie on validation; each gets its own effective length from its seed means, and a
+    rate validation rules out gets none."""
+    scores = {1e-3: [(1.0, 0.95, 0.5), (1.0, 0.9, 0.5)],  # means 1.0, 0.925, 0.5: holds to 32
+              3e-3: [(1.0, 0.5, 0.5), (0.8, 0.5, 0.5)],  # means 0.9, 0.5: holds at 16 only
+              1e-2: [(0.5, 0.5, 0.5), (0.5, 0.5, 0.5)]}  # validation rules it out
+    runs = [RunResult(config={"task": "passkey", "scheme": "rope", "lr": lr}, seed=seed,
+                      metrics={"val_accuracy": 0.5 if lr == 1e-2 else 1.0, "exact": a, "new@32": b, "new@64": c},
+                      history=[], wall_time_s=0.0)
+            for lr, seeds in scores.items() for seed, (a, b, c) in enumerate(seeds)]
+    cell = choose_learning_rates(runs)["passkey", "rope"]
+    assert cell.tied == (1e-3, 3e-3)
+    assert tied_effective_lengths(cell, {16: "exact", 32: "new@32", 64: "new@64"}, 0.9) == {1e-3: 32, 3e-3: 16}
+    assert tied_effective_lengths(cell, {16: "exact"}, 1.0) == {1e-3: 16, 3e-3: None}
+    # a table's workaround: read metric:strategy where the runs have it, the plain metric elsewhere
+    clipped = [RunResult(config={**run.config, "scheme": "learned"}, seed=run.seed, history=[], wall_time_s=0.0,
+                         metrics={"val_accuracy": run.metrics["val_accuracy"], "exact": run.metrics["exact"],
+                                  "new@32:clip": 1.0, "new@64:clip": run.metrics["new@64"]}) for run in runs]
+    (table,) = choose_learning_rates(clipped).values()
+    assert tied_effective_lengths(table, {16: "exact", 32: "new@32", 64: "new@64"}, 0.9, "clip") == {1e-3: 32, 3e-3: 32}
+    with pytest.raises(TypeError, match="cell must be a SuiteCell"):
+        tied_effective_lengths({"exact": 1.0}, {16: "exact"}, 0.9)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="metrics must hold at least one"):
+        tied_effective_lengths(cell, {}, 0.9)
+
+
+def _text_runs() -> list[RunResult]:
+    """Text runs of a table at 16 tokens, two tied rates and two seeds: plain at the training length,
+    a workaround past it (non-overlapping windows only), as posenc.train stores them."""
+    runs = []
+    for lr, shift in ((1e-3, 0.0), (3e-3, 0.5)):
+        for seed in (0, 1):
+            base = 2.0 + shift + seed / 10  # seed means 2.05 (1e-3) and 2.55 (3e-3)
+            runs.append(RunResult(
+                config={"task": "text", "scheme": "learned", "position_options": {"init": "bert"}, "lr": lr,
+                        "seq_len": 16, "eval_extrapolations": ["clip"]},
+                seed=seed, history=[], wall_time_s=0.0,
+                metrics={"val_accuracy": 0.5, "bpb@16": base, "bpb_slide@16": base - 0.1, "bpb@32:clip": base + 1,
+                         "bpb_new@32:clip": base + 2},
+                extras={"bpb_profile@32:clip": [base, base + 2], "bpb_profile@16": [base]}))
+    return runs
+
+
+def test_text_readings_are_read_exactly_as_scored() -> None:
+    (cell,) = choose_learning_rates(_text_runs()).values()
+    assert cell.tied == (1e-3, 3e-3) and cell.lr == 1e-3
+    assert stored_key("bpb_new", 32, train_len=16, strategy="clip") == "bpb_new@32:clip"
+    assert stored_key("bpb", 16, train_len=16, strategy="clip") == "bpb@16"  # within the length: as trained
+    assert bpb_mean(cell, "bpb", 16, strategy="clip") == pytest.approx(2.05)
+    assert bpb_mean(cell, "bpb_new", 32, strategy="clip") == pytest.approx(4.05)
+    # readings that were not made are None, never the plain model's value
+    assert bpb_mean(cell, "bpb_slide", 32, strategy="clip") is None
+    assert bpb_mean(cell, "bpb", 32) is None
+    assert tied_bpb_range(cell, "bpb_new", 32, strategy="clip") == pytest.approx((4.05, 4.55))
+    assert tied_bpb_range(cell, "bpb_slide", 32, strategy="clip") is None
+    assert profile_mean(cell, 32, strategy="clip") == pytest.approx((2.05, 4.05))
+    assert profile_mean(cell, 16) == pytest.approx((2.05,)) and profile_mean(cell, 32) is None
+    with pytest.raises(ValueError, match="name 'bpb_new' needs length > train_len"):
+        bpb_mean(cell, "bpb_new", 16)
+    with pytest.raises(ValueError, match="name must be one of"):
+        bpb_mean(cell, "perplexity", 16)
+    with pytest.raises(TypeError, match="cell must be a SuiteCell"):
+        profile_mean({"bpb@16": 2.0}, 16)  # type: ignore[arg-type]
