@@ -9,25 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from posenc.checks import check_choice, check_mapping
+from posenc.checks import check_choice, check_instance, check_mapping
 from posenc.interactive import Control, Explorer, Frame
 from posenc.plots import new_figure
 from posenc.registry import scheme_style
 from posenc.results import curve
 from posenc.suite import SOLVED, SuiteCell, _check_cells, outcome, suite_variants, variant_values
 
-__all__ = ["seed_explorer", "learning_curve_explorer"]
+__all__ = ["VARIANT_DASHES", "cell_styles", "seed_explorer", "learning_curve_explorer"]
 
 
 #: Dashes for a scheme's second, third ... cell in one figure (never the scheme's own dash).
-_VARIANT_DASHES = ("dot", "dashdot", "longdash", "longdashdot")
+VARIANT_DASHES = ("dot", "dashdot", "longdash", "longdashdot")
 
 
-def _styles(cells: Iterable[SuiteCell]) -> dict[str, tuple[str, str, str]]:
+def cell_styles(cells: Iterable[SuiteCell]) -> dict[str, tuple[str, str, str]]:
     """``label -> (colour, dash, symbol)``: the registry style of each cell's scheme (read from its
     runs, so a renamed cell keeps it); a scheme's second and later cells (``"learned (normal)"``
     after ``"learned (bert)"``, ``"rope [base=500000.0]"`` after ``"rope"``) keep the colour and get
     another dash and an open marker, so every line stays apart in grey."""
+    if isinstance(cells, Mapping) or not isinstance(cells, Iterable):
+        raise TypeError(f"cells must be an iterable of SuiteCell (e.g. choose_learning_rates(...).values()), got "
+                        f"{type(cells).__name__}")
+    cells = list(cells)
+    for index, cell in enumerate(cells):
+        check_instance(f"cells[{index}]", cell, SuiteCell, what="a SuiteCell (choose_learning_rates(...))")
     seen: dict[str, int] = {}
     styles: dict[str, tuple[str, str, str]] = {}
     for cell in cells:
@@ -38,7 +44,7 @@ def _styles(cells: Iterable[SuiteCell]) -> dict[str, tuple[str, str, str]]:
         earlier = seen.get(scheme, 0)
         seen[scheme] = earlier + 1
         if earlier:
-            dashes = [d for d in _VARIANT_DASHES if d != dash]
+            dashes = [d for d in VARIANT_DASHES if d != dash]
             dash = dashes[(earlier - 1) % len(dashes)]
             symbol = symbol if symbol.endswith("-open") else f"{symbol}-open"
         styles[cell.label] = (colour, dash, symbol)
@@ -85,7 +91,7 @@ def seed_explorer(
 
     def update(task: str, measure: str) -> Frame:
         labels, means, colours, dots_x, dots_y, solved = [], [], [], [], [], []
-        styles = _styles(cells.values())
+        styles = cell_styles(cells.values())
         for (cell_task, _), cell in cells.items():
             if cell_task != task:
                 continue
@@ -132,7 +138,7 @@ def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task:
         title="Learning curves", x_title="training step", y_title="token accuracy at the training length",
         alt="Line chart of accuracy at the training length against training step, one line per position scheme, "
         "for the chosen task: the mean over seeds at each scheme's chosen learning rate.", height=440)
-    styles = _styles(cells[tasks[0], label] for label in labels)
+    styles = cell_styles(cells[tasks[0], label] for label in labels)
     for label in labels:
         colour, dash, symbol = styles[label]
         fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines+markers", name=label,

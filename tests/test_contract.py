@@ -663,6 +663,9 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.suite.variant_values": {"metric": lambda: "accuracy"},
     "posenc.suite.learning_rate_spread": {"metric": lambda: "accuracy"},
     "posenc.suite_plots.seed_explorer": {"measures": lambda: {"accuracy": "accuracy"}},
+    "posenc.suite_plots.cell_styles": {"cells": lambda: list(_cells().values())},
+    "posenc.perplexity_plots.bpb_length_explorer": {"groups": lambda: {"all": _cells()}, "lengths": lambda: (4, 8)},
+    "posenc.perplexity_plots.bpb_profile_explorer": {"groups": lambda: {"all": _cells()}, "lengths": lambda: (8,)},
     "posenc.tasks.make_task": {"name": lambda: "copy_offset"},
     "posenc.tasks.make_generator": {"seed": lambda: 0},
     "posenc.tasks.fixed_dataset": {"seed": lambda: 0},
@@ -960,6 +963,7 @@ RECORDS: tuple[str, ...] = (
     "posenc.registry.SchemeSpec", "posenc.robustness.SettingResult",
     "posenc.robustness.Verdict", "posenc.robustness.Bracket", "posenc.bugs.Bug",
     "posenc.compare.Spread", "posenc.corpus.Document", "posenc.perplexity.ScoredBytes", "posenc.perplexity.LengthScores",
+    "posenc.perplexity_plots.TextLine",
     "posenc.pretrained.TextAttention",
     "posenc.rope_scaling.YarnZones",
 )
