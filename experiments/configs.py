@@ -514,9 +514,9 @@ def _text_base(steps: int) -> TrainConfig:
 
 
 def _text_cells(base: TrainConfig, schemes: tuple[str, ...]) -> Cells:
-    """Every scheme of ``schemes`` in the suite's order at :data:`REALISTIC_TEXT_LRS`; ALiBi with eight
-    heads and first (its runs take about seven times one head's, so the two processes of make grids
-    finish together), the table at the tokens' scale with its workarounds, p-RoPE after RoPE."""
+    """Every scheme of ``schemes`` at :data:`REALISTIC_TEXT_LRS`: ALiBi (with eight heads) first, then
+    the others in the suite's order, the table at the tokens' scale with its workarounds, p-RoPE after
+    RoPE."""
     cells: Cells = []
     if "alibi" in schemes:
         cells += [(replace(base, scheme="alibi", n_heads=REALISTIC_ALIBI_HEADS, lr=lr), REALISTIC_TEXT_SEEDS)
