@@ -37,11 +37,12 @@ from posenc.checks import (
     check_choice,
     check_nonnegative_int,
     check_positive_int,
+    check_real,
     check_tensor,
 )
 
 __all__ = ["MODES", "EVAL_BYTES", "PROFILE_BUCKET", "READINGS", "ScoredBytes", "LengthScores", "scored_bytes",
-           "length_scores"]
+           "length_scores", "ngram_bits"]
 
 #: How a text is cut into windows (see the module docstring).
 MODES: tuple[str, ...] = ("chunks", "sliding")
@@ -226,3 +227,44 @@ def length_scores(
         scores["bpb_new"] = chunks.mean(from_offset=train_len)
     return LengthScores(scores, chunks.profile(bucket), bucket)
 
+
+def ngram_bits(train: torch.Tensor, test: torch.Tensor, order: int = 1, *, smoothing: float = 1.0) -> float:
+    """Bits per byte of a counting model on ``test``: the next byte's frequency after the last
+    ``order`` bytes in ``train`` (``order=0``: byte frequencies alone, the unigram model; ``1``: after
+    the previous byte, the bigram model), with ``smoothing`` added to every count (Laplace's rule),
+    so a byte never seen in that context still has a probability.
+
+    A reference level for the language models: a Transformer whose attention has not yet learned to
+    look back reads about as well as the bigram model, since the byte it sits on is its input.
+
+    Args:
+        train, test: ``(n,)`` bytes (any integer dtype); ``test`` needs more than ``order`` bytes.
+        order: bytes of context, 0 to 2 (a table of ``256 ** (order + 1)`` counts).
+        smoothing: added to every count, > 0.
+
+    Returns:
+        The mean cross-entropy in bits over ``test``'s bytes from offset ``order`` on.
+    """
+    _check_data(train)
+    _check_data(test)
+    order = check_nonnegative_int("order", order)
+    if order > 2:
+        raise ValueError(f"order must be 0, 1 or 2 (a table of 256 ** (order + 1) counts), got {order}")
+    smoothing = check_real("smoothing", smoothing, low=0.0, low_open=True)
+    for name, data in (("train", train), ("test", test)):
+        if data.numel() <= order:
+            raise ValueError(f"{name} must hold more than order={order} bytes, got {data.numel()}")
+
+    def contexts(data: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        data = data.long()
+        context = torch.zeros(data.numel() - order, dtype=torch.long)
+        for k in range(order):  # the previous `order` bytes as one base-256 number
+            context = context * 256 + data[k : data.numel() - order + k]
+        return context, data[order:]
+
+    context, following = contexts(train)
+    counts = torch.bincount(context * 256 + following, minlength=256 ** (order + 1)).double().view(-1, 256)
+    counts += smoothing
+    log_p = torch.log2(counts / counts.sum(dim=1, keepdim=True))
+    test_context, test_following = contexts(test)
+    return float(-log_p[test_context, test_following].mean())

@@ -518,6 +518,7 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
                                     "numerator": lambda: "a", "denominator": lambda: "b"},
     "posenc.perplexity.*": {"model": _byte_model},
     "posenc.perplexity.ScoredBytes.profile": {"bucket": lambda: 2},
+    "posenc.perplexity.ngram_bits": {"train": lambda: torch.arange(64) % 7, "test": lambda: torch.arange(32) % 5},
     "posenc.corpus.*": {"split": lambda: "test"},
     "posenc.registry.*": {"name": lambda: "rope"},
     "posenc.registry.register_scheme": {"name": lambda: "contract-scheme",

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from posenc.corpus import SPLITS, corpus_path, load_documents, split_bytes, verify_corpus
-from posenc.perplexity import ScoredBytes, length_scores, scored_bytes
+from posenc.perplexity import ScoredBytes, length_scores, ngram_bits, scored_bytes
 from posenc.tasks import make_generator, make_task
 
 
@@ -114,3 +114,25 @@ def test_errors_name_the_argument() -> None:
         scored_bytes(Uniform(), torch.arange(10), 10)
     with pytest.raises(ValueError, match="no scored byte sits at an offset >= 50"):
         scored_bytes(Uniform(), torch.arange(100), 10).mean(from_offset=50)
+
+
+def test_counting_models_on_hand_made_streams() -> None:
+    cycle = torch.arange(4).repeat(250)  # 0 1 2 3 0 1 2 3 ...
+    # unigram: four bytes equally often; with add-one smoothing over 256 values, p = 251 / (1000 + 256)
+    assert ngram_bits(cycle, cycle, 0) == pytest.approx(-math.log2(251 / 1256))
+    # bigram: the next byte is certain; after add-one, p = 251 / (250 + 256) for the 999 pairs
+    assert ngram_bits(cycle, cycle, 1) == pytest.approx(-math.log2(251 / 506), rel=1e-3)
+    assert ngram_bits(cycle, cycle, 1, smoothing=1e-9) == pytest.approx(0.0, abs=1e-6)
+    assert ngram_bits(cycle, cycle, 2, smoothing=1e-9) == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError, match="order must be 0, 1 or 2"):
+        ngram_bits(cycle, cycle, 3)
+    with pytest.raises(ValueError, match="test must hold more than order=1 bytes"):
+        ngram_bits(cycle, torch.tensor([1]), 1)
+    with pytest.raises(ValueError, match="smoothing must be"):
+        ngram_bits(cycle, cycle, 1, smoothing=0.0)
+
+
+def test_on_the_corpus_more_context_reads_better() -> None:
+    train, test = split_bytes("train"), split_bytes("test")
+    unigram, bigram, trigram = (ngram_bits(train, test, order) for order in (0, 1, 2))
+    assert 7.0 > unigram > bigram > trigram > 2.0
