@@ -108,10 +108,10 @@ class LengthScores:
     bucket: int
 
 
-def _check_data(data: object) -> None:
-    tensor = check_tensor("data", data, ndim=1, integer=True, shape="(n,) of bytes")
+def _check_data(data: object, name: str = "data") -> None:
+    tensor = check_tensor(name, data, ndim=1, integer=True, shape="(n,) of bytes")
     if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > 255):
-        raise ValueError(f"data must hold bytes (0 .. 255), got values from {int(tensor.min())} to {int(tensor.max())}")
+        raise ValueError(f"{name} must hold bytes (0 .. 255), got values from {int(tensor.min())} to {int(tensor.max())}")
 
 
 def _windows(n_bytes: int, length: int, mode: str, stride: int) -> list[tuple[int, int]]:
@@ -245,8 +245,8 @@ def ngram_bits(train: torch.Tensor, test: torch.Tensor, order: int = 1, *, smoot
     Returns:
         The mean cross-entropy in bits over ``test``'s bytes from offset ``order`` on.
     """
-    _check_data(train)
-    _check_data(test)
+    _check_data(train, "train")
+    _check_data(test, "test")
     order = check_nonnegative_int("order", order)
     if order > 2:
         raise ValueError(f"order must be 0, 1 or 2 (a table of 256 ** (order + 1) counts), got {order}")
