@@ -143,3 +143,29 @@ def test_realistic_checkpoint_is_the_grid_run_and_scores_as_stored() -> None:
                                    RopeScaling.for_length(setup, train_len=config.seq_len, target_len=1024))
         live = new_position_accuracy(model, task, 1024, train_len=config.seq_len, n_examples=config.eval_examples)
         assert live == stored.metrics[f"new@1024{suffix}"], setup
+
+
+# -- the checkpoint chapter 7 reads --------------------------------------------------------------
+def _ch7_stored_run():  # noqa: ANN202
+    results, _ = load_results(data_path("ch7_grid.json"))
+    return select(results, scheme="learned", position_options={"init": "bert"}, seed=0)[0]
+
+
+def test_ch7_checkpoint_is_the_grid_run_and_scores_as_stored() -> None:
+    model, config = load_checkpoint(data_path(configs.CH7_CHECKPOINT))
+    stored = _ch7_stored_run()
+    assert config == configs.ch7_checkpoints()[configs.CH7_CHECKPOINT] == TrainConfig.from_dict(stored.config)
+    metrics = run_metrics(model, config)
+    assert set(metrics) >= {"accuracy", "accuracy@64:modular"}
+    assert all(metrics[key] == stored.metrics[key] for key in metrics), metrics
+
+
+def test_ch7_checkpoint_is_what_training_gives_bit_for_bit() -> None:
+    """Train chapter 7's model again from its config (several seconds): every weight must be identical, so
+    the chapter can load it instead of training it."""
+    stored_model, config = load_checkpoint(data_path(configs.CH7_CHECKPOINT))
+    model, result = train(config)
+    stored, again = stored_model.state_dict(), model.state_dict()
+    assert [k for k in stored if not torch.equal(stored[k], again[k])] == []
+    assert result.metrics == _ch7_stored_run().metrics
+    assert not torch.equal(build_model(config).state_dict()["head.weight"], stored["head.weight"])
