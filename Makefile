@@ -103,11 +103,11 @@ lab: setup
 lab-test: setup browser-deps
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m lab
 
-# Regenerate every stored grid in book/data: chapters 6, 7, 8 and 10 (172 runs, ~36 CPU-minutes),
-# the task suite (270 runs of 1,000 steps, ~75 CPU-minutes), the encoder checks (45 runs) and the
-# encoder task suite (90 runs) and chapter 11's RoPE scaling grid (80 runs, ~40 CPU-minutes),
-# ~2.5 CPU-hours in all: about 80 minutes on 2 idle cores, more when busy.
-# Resumable: each finished run is kept in experiments/.cache/runs, so a rerun skips it.
+# Regenerate every stored grid in book/data (experiments/configs.py defines them; GRIDS_ARGS="--dry-run"
+# lists each grid's runs and compares them with the stored file). All of them from nothing take many
+# CPU-hours: the realistic and real-text grids alone about 90 minutes each on 2 idle cores; the
+# chapters say what each grid cost. Resumable: each finished run is kept in experiments/.cache/runs,
+# so a rerun skips it.
 # Options go through GRIDS_ARGS, e.g. make grids GRIDS_ARGS="--grid ch6 --jobs 1" or "--dry-run".
 grids: setup
 	$(BIN)/python -m experiments $(GRIDS_ARGS)

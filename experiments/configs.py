@@ -77,6 +77,18 @@ def ch7_configs() -> Cells:
     return [(replace(base, scheme=s, position_options=o), 5) for s, o in cells]
 
 
+#: The file next to the ch7 grid that holds the model chapter 7 loads (training it again there would
+#: be the chapter's slowest cell; tests/test_checkpoint.py trains it again and compares every weight).
+CH7_CHECKPOINT = "ch7_model.safetensors"
+
+
+def ch7_checkpoints() -> dict[str, TrainConfig]:
+    """Chapter 7's model: the grid's first learned-table run (BERT's init, seed 0), as trained."""
+    first = next(config for config, _ in ch7_configs() if config.scheme == "learned")
+    assert first.position_options == {"init": "bert"}
+    return {CH7_CHECKPOINT: replace(first, seed=0)}
+
+
 #: The tasks of the suite, one per kind of rule (``posenc.tasks``): local relative, long-range content, absolute.
 SUITE_TASKS = ("copy_offset", "marker_recall", "copy_half")
 #: The learning rates every scheme of the causal suite is tried with: two decades around the
@@ -506,6 +518,10 @@ REALISTIC_TEXT_PARTIAL = {"partial": 0.25, "ladder": "truncated"}
 REALISTIC_TEXT_SCHEMES = ("sinusoidal", "rope", "alibi", "t5_bias")
 REALISTIC_TEXT_LONG_STEPS = 2400
 REALISTIC_TEXT_LONG_SCHEMES = ("none", "sinusoidal", "learned")
+#: One more rate where validation's best was the sweep's top rate alone (the suite's rule), by run
+#: label: p-RoPE in the 800-step grid (3e-2 best, 1e-2 and 3e-3 behind).
+REALISTIC_TEXT_EXTRA_LR = 0.1
+REALISTIC_TEXT_EXTRA: tuple[str, ...] = ("rope [ladder=truncated, partial=0.25]",)
 
 
 def _text_base(steps: int) -> TrainConfig:
@@ -533,8 +549,10 @@ def _text_cells(base: TrainConfig, schemes: tuple[str, ...]) -> Cells:
                 extra["eval_extrapolations"] = STRATEGIES
             if scheme == "rope" and not variant:
                 extra["rope_scalings"] = REALISTIC_TEXT_SCALINGS
+            extended = base.steps == REALISTIC_TEXT_STEPS and scheme_label(scheme, variant) in REALISTIC_TEXT_EXTRA
+            rates = (*REALISTIC_TEXT_LRS, REALISTIC_TEXT_EXTRA_LR) if extended else REALISTIC_TEXT_LRS
             cells += [(replace(base, scheme=scheme, position_options=variant, lr=lr, **extra), REALISTIC_TEXT_SEEDS)
-                      for lr in REALISTIC_TEXT_LRS]
+                      for lr in rates]
     return cells
 
 
@@ -618,4 +636,4 @@ GRIDS: dict[str, Callable[[], Cells]] = {
 
 #: Trained models stored next to a grid (by grid name): file name -> config.
 CHECKPOINTS: dict[str, Callable[[], dict[str, TrainConfig]]] = {
-    "rope_scaling": rope_scaling_checkpoints, "realistic_scaling": realistic_scaling_checkpoints}
+    "ch7": ch7_checkpoints, "rope_scaling": rope_scaling_checkpoints, "realistic_scaling": realistic_scaling_checkpoints}

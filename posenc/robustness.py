@@ -607,14 +607,22 @@ def _where_it_fails(conclusion: Conclusion, settings: Sequence[SettingResult]) -
 def verdict_phrase(verdict: Verdict) -> str:
     """How the book words a verdict: ``"robust: holds in all 6 settings"``,
     ``"conditional: holds in 3 of 6 settings; fails with an anchor"``,
-    ``"contradicted: holds in none of 6 settings (reversed in 4)"``."""
+    ``"contradicted: holds in none of 6 settings (reversed in 4)"``; where no setting is reversed
+    either, it says so: ``"contradicted: holds in none of 2 settings (unclear in every one: the
+    difference is within the seeds' spread)"``, a verdict that more seeds could change."""
     check_instance("verdict", verdict, Verdict, what="a Verdict (evaluate(...))")
     n = verdict.n
     if verdict.kind == "robust":
         return f"robust: holds in all {n} settings" if n > 1 else "robust: holds in its one setting"
     if verdict.kind == "contradicted":
-        reversed_part = f" (reversed in {verdict.reversed_in})" if verdict.reversed_in else ""
-        return f"contradicted: holds in none of {n} settings{reversed_part}"
+        if verdict.reversed_in:
+            reversed_part = f" (reversed in {verdict.reversed_in})"
+        elif all(r.comparison.status == "unclear" for r in verdict.results):
+            reversed_part = " (unclear in every one: the difference is within the seeds' spread)"
+        else:
+            reversed_part = ""
+        where = "does not hold in its one setting" if n == 1 else f"holds in none of {n} settings"
+        return f"contradicted: {where}{reversed_part}"
     return f"conditional: holds in {verdict.holds_in} of {n} settings; {verdict.where_it_fails}"
 
 

@@ -226,7 +226,7 @@ def test_the_real_grids_list_the_stored_runs_in_order() -> None:
         ("learned", 64), ("learned", 64), ("hybrid-scaled-sinusoid", 64), ("hybrid-factored", 64),
         ("hybrid-hierarchical", 64)]
     checkpoints = {name: grid.checkpoints() for name, grid in grids.default_grids().items() if grid.checkpoints()}
-    assert list(checkpoints) == ["rope_scaling", "realistic_scaling"]
+    assert list(checkpoints) == ["ch7", "rope_scaling", "realistic_scaling"]
     for grid_checkpoints in checkpoints.values():
         for filename, job in grid_checkpoints.items():
             assert (ROOT / "book" / "data" / filename).is_file() and job.keep_weights
@@ -300,14 +300,25 @@ def test_the_realistic_matrix_gives_every_scheme_its_premises() -> None:
     assert {c.rope_scalings for c in text if c.scheme == "rope" and not c.position_options} == {
         configs.REALISTIC_TEXT_SCALINGS}
     assert all(c.min_seq_len is None and c.curriculum_steps is None for c in text)
-    # the text arm: three rates and two seeds for every scheme, p-RoPE beside full RoPE, the table at the
-    # tokens' scale, ALiBi (the slowest runs) first
-    text_cells: dict[str, set[float]] = {}
-    for c in text:
-        text_cells.setdefault(scheme_label(c.scheme, c.position_options), set()).add(c.lr)
-    assert set(text_cells) == {"none", "sinusoidal", "learned (normal)", "rope", "rope [ladder=truncated, partial=0.25]",
-                               "alibi", "t5_bias"}
-    assert all(lrs == set(configs.REALISTIC_TEXT_LRS) for lrs in text_cells.values())
-    assert all(n == configs.REALISTIC_TEXT_SEEDS == 2 for _, n in configs.realistic_text_configs())
+    # the text arm: three rates and two seeds for every scheme (p-RoPE, best at the top rate, one more),
+    # p-RoPE beside full RoPE, ALiBi (the slowest runs) first; the schemes that learn slowly (no positions,
+    # the table at the tokens' scale) train three times as long in the second grid, the sinusoid in both
+    def rates_by_label(runs: list[Any]) -> dict[str, set[float]]:
+        by_label: dict[str, set[float]] = {}
+        for c in runs:
+            by_label.setdefault(scheme_label(c.scheme, c.position_options), set()).add(c.lr)
+        return by_label
+
+    text_cells = rates_by_label(text)
+    assert set(text_cells) == {"sinusoidal", "rope", "rope [ladder=truncated, partial=0.25]", "alibi", "t5_bias"}
+    for label, lrs in text_cells.items():
+        extra = {configs.REALISTIC_TEXT_EXTRA_LR} if label in configs.REALISTIC_TEXT_EXTRA else set()
+        assert lrs == {*configs.REALISTIC_TEXT_LRS, *extra}, label
+    long_text = [config for config, _ in configs.realistic_text_long_configs()]
+    assert rates_by_label(long_text) == {label: set(configs.REALISTIC_TEXT_LRS)
+                                         for label in ("none", "sinusoidal", "learned (normal)")}
+    assert {c.steps for c in long_text} == {3 * configs.REALISTIC_TEXT_STEPS}
+    assert all(n == configs.REALISTIC_TEXT_SEEDS == 2 for _, n in
+               (*configs.realistic_text_configs(), *configs.realistic_text_long_configs()))
     assert text[0].scheme == "alibi" and {c.batch_size for c in text} == {configs.REALISTIC_TEXT_BATCH}
-    assert [c.rope_scalings for c in text if c.scheme == "rope" and c.position_options] == [()] * 3
+    assert [c.rope_scalings for c in text if c.scheme == "rope" and c.position_options] == [()] * 4

@@ -100,6 +100,19 @@ def test_contradicted_when_it_holds_nowhere() -> None:
     assert verdict_phrase(verdict) == "contradicted: holds in none of 2 settings (reversed in 2)"
 
 
+def test_a_verdict_within_the_seeds_spread_says_so() -> None:
+    """RoPE ahead at every setting, but by less than the seeds disagree: nothing holds, nothing is reversed."""
+    def score(scheme: str, anchor: bool, lr: float, seed: int) -> dict[str, float]:
+        spread = 0.3 * (1 if seed % 2 else -1)
+        return {"val_accuracy": val_peak_at(1e-3)(lr) + noise(seed),
+                "new@32": 0.5 + (0.02 if scheme == "rope" else 0.0) + (spread if scheme == "rope" else 0.0)}
+
+    verdict = evaluate(ROPE_BEATS_NONE, grid(score))
+    assert verdict.kind == "contradicted" and verdict.reversed_in == 0
+    assert verdict_phrase(verdict) == ("contradicted: holds in none of 2 settings (unclear in every one: the difference "
+                                       "is within the seeds' spread)")
+
+
 def test_tied_rates_are_all_settings_and_a_failure_at_one_is_named() -> None:
     """Validation cannot choose between 1e-3 and 3e-3 for RoPE; at 1e-3 it loses: conditional, naming the rate."""
 

@@ -29,6 +29,7 @@ from posenc.checks import check_choice, check_instance, check_mapping, check_tex
 from posenc.results import RunResult, load_results, with_curve_mean
 from posenc.robustness import Conclusion, Side, Verdict, evaluate, verdict_phrase
 from posenc.rope_scaling import SETUP_NAMES
+from posenc.suite import WORKAROUND_NAMES
 
 __all__ = [
     "FINDINGS",
@@ -43,6 +44,9 @@ __all__ = [
     "REALISTIC_SCALING",
     "REALISTIC",
     "REALISTIC_PASSKEY",
+    "REALISTIC_TEXT",
+    "REALISTIC_TEXT_LONG",
+    "TEXT_MARGIN",
     "SCALING_REGIMES",
     "MATRIX_REGIMES",
     "MATRIX_RUNS_BY_LABEL",
@@ -76,6 +80,14 @@ SCALING_REGIMES: dict[str, tuple[str, int]] = {"toy": (SCALING, 16), "realistic"
 REALISTIC = "realistic_grid.json"
 #: The realistic matrix on passkey retrieval (chapter 12's long-context measurement).
 REALISTIC_PASSKEY = "realistic_passkey_grid.json"
+#: The real-text arm (chapter 7): byte-level language models at 512 bytes, 800 steps (the sinusoid,
+#: RoPE read also with each scaling, p-RoPE, T5, ALiBi with eight heads) and 2,400 steps (no positions,
+#: the table at the tokens' scale with its workarounds, the sinusoid again).
+REALISTIC_TEXT = "realistic_text_grid.json"
+REALISTIC_TEXT_LONG = "realistic_text_long_grid.json"
+#: By how many bits per byte a reading must be worse to count as "worse" (about 3 % of the models'
+#: level at the training length, several times the spread between two seeds).
+TEXT_MARGIN = 0.1
 #: Chapter 7's two regimes: the grid, the training length ``L`` (read at 2L and 4L), the runs each
 #: side reads and the learned table: the causal suite's anchored runs (width 16, four heads, 16
 #: tokens, five rates) with BERT's table, and the realistic grid's one-head models (width 64, 512
@@ -525,9 +537,63 @@ def _passkey_findings() -> list[Finding]:
     return found
 
 
+def _text_findings() -> list[Finding]:
+    """Chapter 7's real-text arm, in bits per byte (lower is better), over every tied learning rate.
+
+    Every comparison reads the same bytes on both sides. Across lengths that means the sliding
+    windows (every byte scored once, each with at least three quarters of a window before it; at 2x
+    and 4x every byte after the first window sits at a new position), which were read for the models
+    as trained; a table's workarounds and RoPE's scalings were read on non-overlapping windows only,
+    so they are compared with each other, or with the model read plainly, at one length and on the
+    new positions (the same bytes for every way of reading). A "worse" or "fewer bits" claim puts
+    the higher reading on the ``better`` side of a :class:`Conclusion` (whose ``better`` scores higher).
+    """
+    found: list[Finding] = []
+    length = 512
+
+    def add(key: str, claim: str, higher: Side, lower: Side, label: str, grid: str, margin: float = 0.0) -> None:
+        found.append(_finding(f"text {key}", claim, higher, lower, ("text",), grids=(grid,), chapters=(CH7,),
+                              over=("lr",), margin=margin, label=label))
+
+    def side(label: str, metric: str, strategy: str | None = None) -> Side:
+        return _side(label, metric, strategy, **({"n_heads": 8} if label == "alibi" else {}))
+
+    budgets = ((REALISTIC_TEXT, ("sinusoidal", "rope", P_ROPE, "alibi", "t5_bias"), "", ""),
+               (REALISTIC_TEXT_LONG, ("none", "sinusoidal"), " long", " (2,400 steps)"))
+    for grid, labels, suffix, shown_budget in budgets:
+        for label in labels:
+            for multiple in (2, 4):
+                add(f"{_shown(label)} worse {multiple}x{suffix}",
+                    f"{_shown(label)}{shown_budget} spends more than {TEXT_MARGIN:g} bits per byte more on the same "
+                    f"bytes read in sliding windows of {multiple}x the training length than of the training length",
+                    side(label, f"bpb_slide@{multiple * length}"), side(label, f"bpb_slide@{length}"),
+                    f"{_shown(label)} worse at {multiple}×{shown_budget}", grid, margin=TEXT_MARGIN)
+    four = f"bpb_new@{4 * length}"
+    for label in ("alibi", "t5_bias", P_ROPE):
+        add(f"{_shown(label)}<rope 4x", f"{_shown(label)} reads new positions at 4x with fewer bits per byte than RoPE",
+            side("rope", four), side(label, four), f"{_shown(label)} < RoPE at 4×", REALISTIC_TEXT)
+    for method, shown in (("pi", "PI"), ("ntk", "NTK-aware"), ("yarn", "YaRN"), ("llama3", "Llama 3")):
+        add(f"rope+{method}<rope 4x", f"RoPE read with {shown} reads new positions at 4x with fewer bits per byte "
+            "than RoPE read plainly", side("rope", four), side("rope", four, method), f"RoPE + {shown} < RoPE at 4×",
+            REALISTIC_TEXT)
+    table = "learned (normal)"
+    for worse, better in (("clip", "interpolate"), ("modular", "interpolate")):
+        add(f"table: {better}<{worse} 4x long", f"the table (2,400 steps) read with the {WORKAROUND_NAMES[better]} "
+            f"reads new positions at 4x with fewer bits per byte than with {WORKAROUND_NAMES[worse]}",
+            side(table, four, worse), side(table, four, better),
+            f"table: {WORKAROUND_NAMES[better]} < {WORKAROUND_NAMES[worse]} at 4× (2,400 steps)", REALISTIC_TEXT_LONG)
+    add("table+rescale<sinusoid 4x long", "the table read with the per-input rescale reads new positions at 4x with "
+        "fewer bits per byte than the sinusoid (both 2,400 steps)", side("sinusoidal", four), side(table, four, "interpolate"),
+        "table + rescale < sinusoid at 4× (2,400 steps)", REALISTIC_TEXT_LONG)
+    add("nope<sinusoid 4x long", "no positions read new positions at 4x with fewer bits per byte than the "
+        "sinusoid (both 2,400 steps)",
+        side("sinusoidal", four), side("none", four), "NoPE < sinusoid at 4× (2,400 steps)", REALISTIC_TEXT_LONG)
+    return found
+
+
 FINDINGS: tuple[Finding, ...] = (*_suite_findings(), *_encoder_findings(), *_ch6_findings(), *_arm_findings(),
                                  *_scale_findings(), *_hybrid_findings(), *_scaling_findings(), *_matrix_findings(),
-                                 *_passkey_findings())
+                                 *_passkey_findings(), *_text_findings())
 
 
 def _check_unique(findings: Sequence[Finding]) -> None:
@@ -605,7 +671,7 @@ def evaluate_findings(chapter: str, *, load: Loader = _stored) -> Mapping[str, V
     return {f.key: evaluate_finding(f, load=load) for f in findings_in(chapter)}
 
 
-_SYMBOLS = {">": "_over_", "~": "_level_with_", "@": "_at_"}
+_SYMBOLS = {">": "_over_", "<": "_below_", "~": "_level_with_", "@": "_at_"}
 
 
 def prose_name(key: str) -> str:
