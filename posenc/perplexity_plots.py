@@ -170,17 +170,30 @@ def bpb_length_explorer(groups: Mapping[str, Mapping[tuple[str, str], SuiteCell]
 
 
 def bpb_profile_explorer(groups: Mapping[str, Mapping[tuple[str, str], SuiteCell]], *,
-                         lengths: Sequence[int]) -> Explorer:
+                         lengths: Sequence[int], reference: SuiteCell | None = None) -> Explorer:
     """Explorer: bits per byte along one window, by stretch of offsets, one line per way each model was read.
+
+    Every model reads the same windows, so a stretch of hard text is hard for all of them; with a
+    ``reference`` (a model that holds past the training length, read plainly) the control ``scale``
+    also shows each line minus the reference at the same offsets, which takes the text out.
 
     Args:
         groups: group name -> text cells; the control ``models`` switches between them.
         lengths: the window lengths to choose from (past the training length, e.g. ``(1024, 2048)``).
+        reference: a text cell read plainly at every length of ``lengths``, or ``None``.
 
     Returns:
-        An Explorer with controls ``models`` and ``length``; a dashed line marks the training length.
+        An Explorer with controls ``models``, ``length`` and (with a reference) ``scale``; a dashed
+        line marks the training length.
     """
     lines = _check_groups(groups)
+    if reference is not None:
+        if not isinstance(reference, SuiteCell):
+            raise TypeError(f"reference must be a SuiteCell (choose_learning_rates(...)) or None, got "
+                            f"{type(reference).__name__}")
+        missing = [n for n in check_int_sequence("lengths", lengths, min_len=1) if profile_mean(reference, n) is None]
+        if missing:
+            raise ValueError(f"reference {reference.label!r} has no plain loss profile at {missing}")
     lengths = check_int_sequence("lengths", lengths, min_len=1)
     train_len = _train_len(groups)
     if min(lengths) <= train_len:
@@ -197,20 +210,35 @@ def bpb_profile_explorer(groups: Mapping[str, Mapping[tuple[str, str], SuiteCell
     fig.add_vline(x=train_len, line_dash="dash", line_color="#555", annotation_text=f"trained on {train_len}",
                   annotation_position="top left")
     names = list(lines)
+    scales = ["bits per byte"] + ([f"minus {reference.label}"] if reference is not None else [])
 
-    def update(models: str, length: int) -> Frame:
+    def update(models: str, length: int, scale: str = scales[0]) -> Frame:
         group = lines[models]
         profiles = [profile_mean(line.cell, length, strategy=line.strategy) for line in group]
         bucket = length / max(len(p) for p in profiles if p is not None) if any(profiles) else 1.0
         width = max((len(p) for p in profiles if p is not None), default=0)
         xs = [(k + 0.5) * bucket for k in range(width)]
         ys: list[list[float | None]] = [list(p) if p is not None else [None] * width for p in profiles]
+        title = f"Bits per byte along a window of {length:,} bytes: {models}"
+        y_title = "bits per byte (lower is better)"
+        if scale != scales[0] and reference is not None:
+            base = profile_mean(reference, length)
+            assert base is not None  # checked above
+            ys = [[None if y is None else y - b for y, b in zip(series, base, strict=False)] for series in ys]
+            title += f", minus {reference.label}"
+            y_title = f"bits per byte minus {reference.label}'s (lower is better)"
         return Frame(traces=_line_traces(group, n_traces, xs, ys),
-                     layout={"title.text": f"Bits per byte along a window of {length:,} bytes: {models}",
-                             "xaxis.range": [0, length], "yaxis.range": _y_range(ys)})
+                     layout={"title.text": title, "xaxis.range": [0, length], "yaxis.range": _y_range(ys),
+                             "yaxis.title.text": y_title})
 
-    return Explorer(fig, update, [Control("models", names, label="models"),
-                                  Control("length", list(lengths), default=max(lengths), label="window (bytes)")],
+    controls = [Control("models", names, label="models"),
+                Control("length", list(lengths), default=max(lengths), label="window (bytes)")]
+    if reference is not None:
+        controls.append(Control("scale", scales, label="show"))
+    return Explorer(fig, update, controls,
                     caption="Mean over seeds at each scheme's chosen learning rate of the loss of every byte at "
                     "each stretch of offsets in non-overlapping windows of the test text. Left of the dashed "
-                    "line the model reads positions it was trained on; right of it, new ones.")
+                    "line the model reads positions it was trained on; right of it, new ones. Every model reads "
+                    "the same windows, so a stretch of hard text shows in every line"
+                    + (f"; 'minus {reference.label}' subtracts {reference.label}'s loss at the same offsets, which "
+                       "takes the text out." if reference is not None else "."))

@@ -7,6 +7,7 @@ and marker (:func:`posenc.registry.scheme_style`) in every figure.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 from posenc.checks import check_choice, check_instance, check_mapping
@@ -16,7 +17,7 @@ from posenc.registry import scheme_style
 from posenc.results import curve
 from posenc.suite import SOLVED, SuiteCell, _check_cells, outcome, suite_variants, variant_values
 
-__all__ = ["VARIANT_DASHES", "cell_styles", "seed_explorer", "learning_curve_explorer"]
+__all__ = ["CURVE_MEASURES", "VARIANT_DASHES", "cell_styles", "seed_explorer", "learning_curve_explorer"]
 
 
 #: Dashes for a scheme's second, third ... cell in one figure (never the scheme's own dash).
@@ -114,47 +115,62 @@ def seed_explorer(
                     "learning rate chosen for its scheme on the validation split.")
 
 
-def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task: str | None = None) -> Explorer:
-    """Explorer: accuracy at the training length against training step, one line per scheme, per task.
+#: What a learning curve can show: the stored history key, the axis title, the scale and the caption's words.
+CURVE_MEASURES: dict[str, tuple[str, str, float, str]] = {
+    "accuracy": ("accuracy", "token accuracy at the training length", 1.0, "the accuracy on {sequences} {every}"),
+    "training loss": ("loss", "training loss (bits per token, lower is better)", 1 / math.log(2),
+                      "the training loss in bits per token (nats / ln 2), averaged over the steps since the "
+                      "previous point, {every}"),
+}
+
+
+def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task: str | None = None,
+                            measure: str = "accuracy") -> Explorer:
+    """Explorer: accuracy (or training loss) against training step, one line per scheme, per task.
 
     Each line is the mean over seeds (at the chosen learning rate) of the learning curve
-    stored in the runs' histories, so the budget every scheme had is visible.
+    stored in the runs' histories, so the budget every scheme had is visible. ``measure`` is
+    ``"accuracy"`` (on fresh test sequences at the training length; needs ``curve_examples``)
+    or ``"training loss"`` (bits per token; for a language model, whose accuracy says little).
 
     Returns:
         An Explorer with control ``task``; trace ``i`` is the ``i``-th scheme of the first task.
 
     Raises:
-        ValueError: the tasks do not share the same schemes, or runs lack learning curves.
+        ValueError: the tasks do not share the same schemes, runs lack learning curves, or
+            ``measure`` is not one of :data:`CURVE_MEASURES`.
     """
     _check_cells("cells", cells)
+    key, y_title, scale, words = CURVE_MEASURES[check_choice("measure", measure, list(CURVE_MEASURES))]
     tasks = list(dict.fromkeys(t for t, _ in cells))
     task = tasks[0] if task is None else check_choice("task", task, tasks)
     labels = [label for t, label in cells if t == tasks[0]]
     for other in tasks:
         if [label for t, label in cells if t == other] != labels:
             raise ValueError(f"task {other!r} has other schemes than {tasks[0]!r}; the explorer needs the same ones")
-    steps = curve(cells[tasks[0], labels[0]].runs)[0]
+    steps = curve(cells[tasks[0], labels[0]].runs, key)[0]
     fig = new_figure(
-        title="Learning curves", x_title="training step", y_title="token accuracy at the training length",
-        alt="Line chart of accuracy at the training length against training step, one line per position scheme, "
+        title="Learning curves", x_title="training step", y_title=y_title,
+        alt=f"Line chart of the {measure} against training step, one line per position scheme, "
         "for the chosen task: the mean over seeds at each scheme's chosen learning rate.", height=440)
     styles = cell_styles(cells[tasks[0], label] for label in labels)
     for label in labels:
         colour, dash, symbol = styles[label]
         fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines+markers", name=label,
                         line=dict(color=colour, width=2, dash=dash), marker=dict(size=6, symbol=symbol))
-    fig.update_yaxes(range=[-0.02, 1.05])
+    if key == "accuracy":
+        fig.update_yaxes(range=[-0.02, 1.05])
 
     def update(task: str) -> Frame:
         traces = {}
         for index, label in enumerate(labels):
-            xs, means, _ = curve(cells[task, label].runs)
-            traces[index] = {"x": xs, "y": means}
+            xs, means, _ = curve(cells[task, label].runs, key)
+            traces[index] = {"x": xs, "y": [scale * m for m in means]}
         return Frame(traces=traces, layout={"title.text": f"Learning curves: {task}"})
 
     config = cells[tasks[0], labels[0]].runs[0].config
     sequences = f"{config['curve_examples']} test sequences" if "curve_examples" in config else "test sequences"
     every = f"every {steps[1] - steps[0]} steps" if len(steps) > 1 else f"at step {steps[0]}"
     return Explorer(fig, update, [Control("task", tasks, default=task, label="task")],
-                    caption=f"Choose a task. Mean over seeds of the accuracy on {sequences} {every}, each scheme "
-                    "at its chosen learning rate.")
+                    caption=f"Choose a task. Mean over seeds of {words.format(sequences=sequences, every=every)}, "
+                    "each scheme at its chosen learning rate.")

@@ -66,6 +66,13 @@ def test_the_profile_explorer_marks_where_new_positions_start() -> None:
     assert frame.traces[0]["y"] == pytest.approx([2.0, 3.0, 3.0, 3.0])
     assert frame.traces[2]["y"] == pytest.approx([2.5, 3.5, 3.5, 3.5])
     assert frame.layout["xaxis.range"] == [0, 64]
+    rope = cells["text", "rope"]
+    relative = bpb_profile_explorer({"all": cells}, lengths=(32, 64), reference=rope)
+    minus = relative.frame(models="all", length=64, scale="minus rope")
+    assert minus.traces[0]["y"] == pytest.approx([0.0, 0.0, 0.0, 0.0])
+    assert minus.traces[2]["y"] == pytest.approx([0.5, 0.5, 0.5, 0.5])  # the table against RoPE, offset by offset
+    with pytest.raises(ValueError, match="reference 'learned \\(normal\\)' has no plain loss profile at \\[32, 64\\]"):
+        bpb_profile_explorer({"all": cells}, lengths=(32, 64), reference=cells["text", "learned (normal)"])
 
 
 def test_bad_groups_and_lengths_are_named() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -178,6 +179,12 @@ def test_explorers_show_every_seed_and_every_curve() -> None:
     assert explorer.caption.startswith("Choose a task. Mean over seeds of the accuracy on test sequences every 100 steps")
     curves = explorer.frame(task="copy_offset")
     assert curves.traces[0]["x"] == [100, 200] and curves.traces[0]["y"] == pytest.approx([0.455, 0.91])
+    # a language model's curve: the training loss in bits (the history holds nats)
+    losses = learning_curve_explorer(cells, measure="training loss")
+    assert "training loss in bits per token" in losses.caption and "bits" in losses.figure.layout.yaxis.title.text
+    assert losses.frame(task="copy_offset").traces[0]["y"] == pytest.approx([1 / math.log(2), 0.5 / math.log(2)])
+    with pytest.raises(ValueError, match="measure must be one of 'accuracy', 'training loss'; got 'loss'"):
+        learning_curve_explorer(cells, measure="loss")
     with pytest.raises(ValueError, match="measures must hold at least one metric"):
         seed_explorer(cells, {})
 
