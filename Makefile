@@ -105,9 +105,9 @@ lab-test: setup browser-deps
 
 # Regenerate every stored grid in book/data (experiments/configs.py defines them; GRIDS_ARGS="--dry-run"
 # lists each grid's runs and compares them with the stored file). All of them from nothing take many
-# CPU-hours: the realistic and real-text grids alone about 90 minutes each on 2 idle cores; the
-# chapters say what each grid cost. Resumable: each finished run is kept in experiments/.cache/runs,
-# so a rerun skips it.
+# CPU-hours: each realistic and real-text grid from 1.2 to 2.7 core-hours, except the realistic
+# matrix (4.3, about 2 h 10 min on two processes); the chapters say what each grid cost.
+# Resumable: each finished run is kept in experiments/.cache/runs, so a rerun skips it.
 # Options go through GRIDS_ARGS, e.g. make grids GRIDS_ARGS="--grid ch6 --jobs 1" or "--dry-run".
 grids: setup
 	$(BIN)/python -m experiments $(GRIDS_ARGS)

@@ -8,7 +8,8 @@ and marker (:func:`posenc.registry.scheme_style`) in every figure.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from posenc.checks import check_choice, check_instance, check_mapping
 from posenc.interactive import Control, Explorer, Frame
@@ -115,62 +116,93 @@ def seed_explorer(
                     "learning rate chosen for its scheme on the validation split.")
 
 
-#: What a learning curve can show: the stored history key, the axis title, the scale and the caption's words.
-CURVE_MEASURES: dict[str, tuple[str, str, float, str]] = {
-    "accuracy": ("accuracy", "token accuracy at the training length", 1.0, "the accuracy on {sequences} {every}"),
-    "training loss": ("loss", "training loss (bits per token, lower is better)", 1 / math.log(2),
+#: What a learning curve can show: the stored history key, the axis title, the scale, the y range
+#: (``None``: fit the data) and the caption's words.
+CURVE_MEASURES: dict[str, tuple[str, str, float, tuple[float, float] | None, str]] = {
+    "accuracy": ("accuracy", "token accuracy at the training length", 1.0, (-0.02, 1.05),
+                 "the accuracy on {sequences} {every}"),
+    "training loss": ("loss", "training loss (bits per token)", 1 / math.log(2), None,
                       "the training loss in bits per token (nats / ln 2), averaged over the steps since the "
                       "previous point, {every}"),
 }
 
 
+def _curve_layout(measure: str, task: str) -> dict[str, Any]:
+    """The layout paths one (task, measure) setting of :func:`learning_curve_explorer` sets."""
+    _, y_title, _, y_range, _ = CURVE_MEASURES[measure]
+    layout: dict[str, Any] = {"title.text": f"Learning curves: {task}", "yaxis.title.text": y_title}
+    if y_range is None:
+        layout["yaxis.autorange"] = True
+    else:
+        layout["yaxis.range"] = list(y_range)
+    return layout
+
+
 def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task: str | None = None,
-                            measure: str = "accuracy") -> Explorer:
-    """Explorer: accuracy (or training loss) against training step, one line per scheme, per task.
+                            measures: Sequence[str] = ("accuracy",), measure: str | None = None) -> Explorer:
+    """Explorer: accuracy or training loss against training step, one line per scheme.
 
     Each line is the mean over seeds (at the chosen learning rate) of the learning curve
-    stored in the runs' histories, so the budget every scheme had is visible. ``measure`` is
-    ``"accuracy"`` (on fresh test sequences at the training length; needs ``curve_examples``)
-    or ``"training loss"`` (bits per token; for a language model, whose accuracy says little).
+    stored in the runs' histories, so the budget every scheme had is visible.
+
+    Args:
+        cells: from :func:`choose_learning_rates`; every task must hold the same schemes.
+        task: the task shown first (default: the first).
+        measures: the curves to offer, names of :data:`CURVE_MEASURES`: ``"accuracy"`` (on
+            fresh test sequences at the training length; needs ``curve_examples``) and/or
+            ``"training loss"`` (bits per token; for a language model, whose accuracy says little).
+        measure: the one shown first (default: the first of ``measures``).
 
     Returns:
-        An Explorer with control ``task``; trace ``i`` is the ``i``-th scheme of the first task.
+        An Explorer with a control ``task`` when there are several tasks and a control
+        ``measure`` when there are several measures; trace ``i`` is the ``i``-th scheme.
 
     Raises:
-        ValueError: the tasks do not share the same schemes, runs lack learning curves, or
-            ``measure`` is not one of :data:`CURVE_MEASURES`.
+        ValueError: the tasks do not share the same schemes, runs lack a learning curve, a
+            measure is unknown, or there is nothing to choose (one task and one measure).
     """
     _check_cells("cells", cells)
-    key, y_title, scale, words = CURVE_MEASURES[check_choice("measure", measure, list(CURVE_MEASURES))]
+    check_instance("measures", measures, (list, tuple), what="a list of names of CURVE_MEASURES")
+    if not measures or len(set(measures)) != len(measures):
+        raise ValueError(f"measures must name one or more distinct curves of {list(CURVE_MEASURES)}, got {measures!r}")
+    unknown = [name for name in measures if name not in CURVE_MEASURES]
+    if unknown:
+        raise ValueError(f"measures must name curves of {list(CURVE_MEASURES)}, got {unknown[0]!r} in {measures!r}")
+    measure = measures[0] if measure is None else check_choice("measure", measure, list(measures))
     tasks = list(dict.fromkeys(t for t, _ in cells))
     task = tasks[0] if task is None else check_choice("task", task, tasks)
+    if len(tasks) == 1 and len(measures) == 1:
+        raise ValueError(f"nothing to choose: cells hold one task ({tasks[0]!r}) and measures one curve "
+                         f"({measures[0]!r}); pass more measures, e.g. measures=('training loss', 'accuracy')")
     labels = [label for t, label in cells if t == tasks[0]]
     for other in tasks:
         if [label for t, label in cells if t == other] != labels:
             raise ValueError(f"task {other!r} has other schemes than {tasks[0]!r}; the explorer needs the same ones")
-    steps = curve(cells[tasks[0], labels[0]].runs, key)[0]
+    steps = curve(cells[tasks[0], labels[0]].runs, CURVE_MEASURES[measures[0]][0])[0]
     fig = new_figure(
-        title="Learning curves", x_title="training step", y_title=y_title,
-        alt=f"Line chart of the {measure} against training step, one line per position scheme, "
-        "for the chosen task: the mean over seeds at each scheme's chosen learning rate.", height=440)
+        title="Learning curves", x_title="training step", y_title=CURVE_MEASURES[measure][1],
+        alt=f"Line chart of {' or '.join(measures)} against training step, one line per position scheme, "
+        "for the chosen setting: the mean over seeds at each scheme's chosen learning rate.", height=440)
     styles = cell_styles(cells[tasks[0], label] for label in labels)
     for label in labels:
         colour, dash, symbol = styles[label]
         fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines+markers", name=label,
                         line=dict(color=colour, width=2, dash=dash), marker=dict(size=6, symbol=symbol))
-    if key == "accuracy":
-        fig.update_yaxes(range=[-0.02, 1.05])
 
-    def update(task: str) -> Frame:
+    def update(task: str = task, measure: str = measure) -> Frame:
+        key, _, scale, _, _ = CURVE_MEASURES[measure]
         traces = {}
         for index, label in enumerate(labels):
             xs, means, _ = curve(cells[task, label].runs, key)
             traces[index] = {"x": xs, "y": [scale * m for m in means]}
-        return Frame(traces=traces, layout={"title.text": f"Learning curves: {task}"})
+        return Frame(traces=traces, layout=_curve_layout(measure, task))
 
     config = cells[tasks[0], labels[0]].runs[0].config
     sequences = f"{config['curve_examples']} test sequences" if "curve_examples" in config else "test sequences"
     every = f"every {steps[1] - steps[0]} steps" if len(steps) > 1 else f"at step {steps[0]}"
-    return Explorer(fig, update, [Control("task", tasks, default=task, label="task")],
-                    caption=f"Choose a task. Mean over seeds of {words.format(sequences=sequences, every=every)}, "
-                    "each scheme at its chosen learning rate.")
+    controls = ([Control("task", tasks, default=task, label="task")] if len(tasks) > 1 else []) + (
+        [Control("measure", list(measures), default=measure, label="curve")] if len(measures) > 1 else [])
+    chosen = " and ".join(["a task"] * (len(tasks) > 1) + ["a curve"] * (len(measures) > 1))
+    words = "; or ".join(CURVE_MEASURES[name][4].format(sequences=sequences, every=every) for name in measures)
+    return Explorer(fig, update, controls,
+                    caption=f"Choose {chosen}. Mean over seeds of {words}, each scheme at its chosen learning rate.")

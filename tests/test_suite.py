@@ -179,12 +179,24 @@ def test_explorers_show_every_seed_and_every_curve() -> None:
     assert explorer.caption.startswith("Choose a task. Mean over seeds of the accuracy on test sequences every 100 steps")
     curves = explorer.frame(task="copy_offset")
     assert curves.traces[0]["x"] == [100, 200] and curves.traces[0]["y"] == pytest.approx([0.455, 0.91])
-    # a language model's curve: the training loss in bits (the history holds nats)
-    losses = learning_curve_explorer(cells, measure="training loss")
-    assert "training loss in bits per token" in losses.caption and "bits" in losses.figure.layout.yaxis.title.text
-    assert losses.frame(task="copy_offset").traces[0]["y"] == pytest.approx([1 / math.log(2), 0.5 / math.log(2)])
-    with pytest.raises(ValueError, match="measure must be one of 'accuracy', 'training loss'; got 'loss'"):
-        learning_curve_explorer(cells, measure="loss")
+    # a language model's curve: the training loss in bits (the history holds nats), its own axis
+    both = learning_curve_explorer(cells, measures=("accuracy", "training loss"), measure="training loss")
+    assert [c.name for c in both.controls] == ["task", "measure"] and "bits" in both.figure.layout.yaxis.title.text
+    assert "; or the accuracy" not in both.caption and "training loss in bits per token" in both.caption
+    losses = both.frame(task="copy_offset", measure="training loss")
+    assert losses.traces[0]["y"] == pytest.approx([1 / math.log(2), 0.5 / math.log(2)])
+    assert losses.layout["yaxis.autorange"] is True
+    assert both.frame(task="copy_offset", measure="accuracy").layout["yaxis.range"] == [-0.02, 1.05]
+    with pytest.raises(ValueError, match=r"measures must name curves of \['accuracy', 'training loss'\], got 'loss'"):
+        learning_curve_explorer(cells, measures=("loss",))
+    with pytest.raises(ValueError, match="measure must be one of 'accuracy'; got 'training loss'"):
+        learning_curve_explorer(cells, measure="training loss")
+    # one task and one curve: a control with one value would change nothing
+    one_task = {key: cell for key, cell in cells.items() if key[0] == "copy_offset"}
+    with pytest.raises(ValueError, match=r"nothing to choose: cells hold one task \('copy_offset'\)"):
+        learning_curve_explorer(one_task)
+    assert [c.name for c in learning_curve_explorer(one_task, measures=("training loss", "accuracy")).controls] == [
+        "measure"]
     with pytest.raises(ValueError, match="measures must hold at least one metric"):
         seed_explorer(cells, {})
 
@@ -309,8 +321,9 @@ def test_renamed_cells_rename_labels_keep_runs_and_styles() -> None:
         renamed_cells(two, {"rope [partial=0.25]": "rope"})
     # the figures style a renamed cell by its runs' scheme; a scheme's second cell gets another dash
     shown = renamed_cells(two, {"rope [partial=0.25]": "partial RoPE"})
-    fig = learning_curve_explorer({k: replace(c, runs=tuple(replace(r, history=[{"step": 1, "accuracy": 0.5}])
-                                                            for r in c.runs)) for k, c in shown.items()}).figure
+    fig = learning_curve_explorer({k: replace(c, runs=tuple(replace(r, history=[{"step": 1, "accuracy": 0.5, "loss": 1.0}])
+                                                            for r in c.runs)) for k, c in shown.items()},
+                                  measures=("accuracy", "training loss")).figure
     first, second = fig.data
     assert first.line.color == second.line.color and first.line.dash != second.line.dash
     assert second.marker.symbol.endswith("-open")
