@@ -471,6 +471,8 @@ def _draw_panel(container: Any, fig: go.Figure, room: tuple[float, float]) -> _D
 
 def _axis_style(ax: Any, x_axis: Any, y_axis: Any, categories: dict[str, int], heatmap: bool,
                 room: tuple[float, float]) -> None:
+    from matplotlib.ticker import NullLocator
+
     for axis, spec, setter, length in ((ax.xaxis, x_axis, ax.set_xlabel, room[0]),
                                        (ax.yaxis, y_axis, ax.set_ylabel, room[1])):
         if spec.title and spec.title.text:
@@ -485,6 +487,13 @@ def _axis_style(ax: Any, x_axis: Any, y_axis: Any, categories: dict[str, int], h
             if log:
                 low, high = 10.0**low, 10.0**high
             (ax.set_xlim if axis is ax.xaxis else ax.set_ylim)(low, high)
+        if spec.tickvals is not None and not heatmap:
+            # the figure's own ticks (e.g. 512, 1,024, 2,048 on a log axis, not matplotlib's 6x10^2)
+            values = list(spec.tickvals)
+            labels = list(spec.ticktext) if spec.ticktext is not None else [f"{v:g}" for v in values]
+            (ax.set_xticks if axis is ax.xaxis else ax.set_yticks)(values, labels)
+            if log:
+                axis.set_minor_locator(NullLocator())
     if categories and not heatmap:
         names = list(categories)
         step = max(1, math.ceil(len(names) / 12))

@@ -664,6 +664,7 @@ TARGET_EXAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "posenc.suite.variant_values": {"metric": lambda: "accuracy"},
     "posenc.suite.learning_rate_spread": {"metric": lambda: "accuracy"},
     "posenc.suite_plots.seed_explorer": {"measures": lambda: {"accuracy": "accuracy"}},
+    "posenc.suite_plots.learning_curve_explorer": {"measures": lambda: ("accuracy", "training loss")},
     "posenc.suite_plots.cell_styles": {"cells": lambda: list(_cells().values())},
     "posenc.perplexity_plots.bpb_length_explorer": {"groups": lambda: {"all": _cells()}, "lengths": lambda: (4, 8)},
     "posenc.perplexity_plots.bpb_profile_explorer": {"groups": lambda: {"all": _cells()}, "lengths": lambda: (8,)},

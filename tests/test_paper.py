@@ -303,3 +303,16 @@ def test_heatmap_cells_at_numbers_keep_their_coordinates() -> None:
     assert [label.get_text() for label in image.axes.get_xticklabels()] == ["a", "b", "c"]
     line = next(line for line in image.axes.get_lines())
     assert list(line.get_ydata()) == [3.5, 3.5]
+
+
+def test_a_figures_own_ticks_are_printed_also_on_a_log_axis() -> None:
+    """512, 1,024 and 2,048 on a log axis print as the figure writes them, not as matplotlib's 6×10²."""
+    fig = go.Figure(go.Scatter(x=[512, 1024, 2048], y=[2.5, 2.6, 3.0]))
+    fig.update_xaxes(type="log", tickvals=[512, 1024, 2048], ticktext=["512", "1,024", "2,048"])
+    fig.update_yaxes(tickvals=[2.5, 3.0])  # without ticktext: the values themselves
+    figure = paper.small_multiples([paper.Panel("(a) lengths", fig)])
+    ax = next(ax for ax in figure.axes if ax.get_lines())
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["512", "1,024", "2,048"]
+    assert list(ax.get_xticks()) == [512, 1024, 2048] and ax.get_xscale() == "log"
+    assert not ax.xaxis.get_minorticklocs().size
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["2.5", "3"]
