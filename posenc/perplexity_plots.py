@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from posenc.checks import check_int_sequence, check_mapping, check_text
 from posenc.interactive import Control, Explorer, Frame
@@ -118,6 +119,19 @@ def _y_range(ys: list[list[float | None]]) -> list[float]:
     return [low - pad, high + pad]
 
 
+def _figure_with_training_line(n_traces: int, train_len: int, *, markers: bool, title: str, x_title: str,
+                               y_title: str, alt: str) -> Any:
+    """An empty figure of ``n_traces`` lines (filled by the frames) with a dashed line at the
+    training length, labelled to its right so the label never covers the y axis' ticks."""
+    fig = new_figure(title=title, x_title=x_title, y_title=y_title, alt=alt, height=460)
+    for _ in range(n_traces):
+        fig.add_scatter(x=[], y=[], mode="lines+markers" if markers else "lines", line=dict(width=2),
+                        **({"marker": dict(size=8)} if markers else {}))
+    fig.add_vline(x=train_len, line_dash="dash", line_color="#555", annotation_text=f"trained on {train_len}",
+                  annotation_position="top right")
+    return fig
+
+
 def bpb_length_explorer(groups: Mapping[str, Mapping[tuple[str, str], SuiteCell]], *,
                         lengths: Sequence[int]) -> Explorer:
     """Explorer: bits per byte against the length read, one line per way each model was read.
@@ -136,15 +150,12 @@ def bpb_length_explorer(groups: Mapping[str, Mapping[tuple[str, str], SuiteCell]
     if lengths[0] != train_len or sorted(set(lengths)) != list(lengths):
         raise ValueError(f"lengths must start at the training length {train_len} and increase, got {list(lengths)}")
     n_traces = max(len(group) for group in lines.values())
-    fig = new_figure(
+    fig = _figure_with_training_line(
+        n_traces, train_len, markers=True,
         title="Bits per byte against the length read", x_title="length read (bytes, log scale)",
         y_title="bits per byte on test text (lower is better)",
         alt="Line chart of bits per byte on held-out text against the length each model reads, one line per position "
-        "scheme (and per scaling or workaround); a dashed vertical line marks the training length.", height=460)
-    for _ in range(n_traces):
-        fig.add_scatter(x=[], y=[], mode="lines+markers", line=dict(width=2), marker=dict(size=8))
-    fig.add_vline(x=train_len, line_dash="dash", line_color="#555", annotation_text=f"trained on {train_len}",
-                  annotation_position="top right")
+        "scheme (and per scaling or workaround); a dashed vertical line marks the training length.")
     fig.update_xaxes(type="log", tickvals=list(lengths), ticktext=[f"{n:,}" for n in lengths])
     names = list(lines)
     windows = [READING_NAMES[name] for name in READINGS]
@@ -199,16 +210,13 @@ def bpb_profile_explorer(groups: Mapping[str, Mapping[tuple[str, str], SuiteCell
     if min(lengths) <= train_len:
         raise ValueError(f"lengths must be past the training length {train_len}, got {list(lengths)}")
     n_traces = max(len(group) for group in lines.values())
-    fig = new_figure(
+    fig = _figure_with_training_line(
+        n_traces, train_len, markers=False,
         title="Bits per byte along the window", x_title="offset in the window (bytes)",
         y_title="bits per byte (lower is better)",
         alt="Line chart of the loss at each stretch of offsets of non-overlapping test windows longer than the "
         "training length, one line per position scheme (and per scaling or workaround); a dashed vertical line "
-        "marks the training length.", height=460)
-    for _ in range(n_traces):
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=2))
-    fig.add_vline(x=train_len, line_dash="dash", line_color="#555", annotation_text=f"trained on {train_len}",
-                  annotation_position="top left")
+        "marks the training length.")
     names = list(lines)
     scales = ["bits per byte"] + ([f"minus {reference.label}"] if reference is not None else [])
 
