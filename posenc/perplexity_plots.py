@@ -16,6 +16,7 @@ is a gap, never another model's value. Lower is better on every axis.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -119,16 +120,20 @@ def _y_range(ys: list[list[float | None]]) -> list[float]:
     return [low - pad, high + pad]
 
 
-def _figure_with_training_line(n_traces: int, train_len: int, *, markers: bool, title: str, x_title: str,
-                               y_title: str, alt: str) -> Any:
+def _figure_with_training_line(n_traces: int, train_len: int, *, markers: bool, log_x: bool, title: str,
+                               x_title: str, y_title: str, alt: str) -> Any:
     """An empty figure of ``n_traces`` lines (filled by the frames) with a dashed line at the
     training length, labelled to its right so the label never covers the y axis' ticks."""
     fig = new_figure(title=title, x_title=x_title, y_title=y_title, alt=alt, height=460)
     for _ in range(n_traces):
         fig.add_scatter(x=[], y=[], mode="lines+markers" if markers else "lines", line=dict(width=2),
                         **({"marker": dict(size=8)} if markers else {}))
-    fig.add_vline(x=train_len, line_dash="dash", line_color="#555", annotation_text=f"trained on {train_len}",
-                  annotation_position="top right")
+    fig.add_vline(x=train_len, line_dash="dash", line_color="#555")
+    # plotly.js places an annotation on a log axis at 10 ** x: give it the exponent, or it leaves the plot
+    fig.add_annotation(x=math.log10(train_len) if log_x else train_len, xref="x", y=1, yref="y domain",
+                       xanchor="left", yanchor="top", showarrow=False, text=f"trained on {train_len}")
+    if log_x:
+        fig.update_xaxes(type="log")
     return fig
 
 
@@ -151,12 +156,12 @@ def bpb_length_explorer(groups: Mapping[str, Mapping[tuple[str, str], SuiteCell]
         raise ValueError(f"lengths must start at the training length {train_len} and increase, got {list(lengths)}")
     n_traces = max(len(group) for group in lines.values())
     fig = _figure_with_training_line(
-        n_traces, train_len, markers=True,
+        n_traces, train_len, markers=True, log_x=True,
         title="Bits per byte against the length read", x_title="length read (bytes, log scale)",
         y_title="bits per byte on test text (lower is better)",
         alt="Line chart of bits per byte on held-out text against the length each model reads, one line per position "
         "scheme (and per scaling or workaround); a dashed vertical line marks the training length.")
-    fig.update_xaxes(type="log", tickvals=list(lengths), ticktext=[f"{n:,}" for n in lengths])
+    fig.update_xaxes(tickvals=list(lengths), ticktext=[f"{n:,}" for n in lengths])
     names = list(lines)
     windows = [READING_NAMES[name] for name in READINGS]
     by_window = {READING_NAMES[name]: name for name in READINGS}
@@ -211,7 +216,7 @@ def bpb_profile_explorer(groups: Mapping[str, Mapping[tuple[str, str], SuiteCell
         raise ValueError(f"lengths must be past the training length {train_len}, got {list(lengths)}")
     n_traces = max(len(group) for group in lines.values())
     fig = _figure_with_training_line(
-        n_traces, train_len, markers=False,
+        n_traces, train_len, markers=False, log_x=False,
         title="Bits per byte along the window", x_title="offset in the window (bytes)",
         y_title="bits per byte (lower is better)",
         alt="Line chart of the loss at each stretch of offsets of non-overlapping test windows longer than the "

@@ -44,6 +44,9 @@ def partial_ladders_figure(d_head: int = 128, fraction: float = 0.25, *, train_l
         turns = [train_len * float(speeds[i]) / (2 * math.pi) for i in rotating]
         fig.add_scatter(x=rotating, y=turns, mode="lines+markers", name=name, line=dict(color=colour(index), width=2, dash=DASHES[index]),
                         hovertemplate="pair %{x}: %{y:.3g} turns<extra>" + name + "</extra>")
-    fig.add_hline(y=1.0, line=dict(dash="dot", color="#555"), annotation_text="one turn")
+    fig.add_hline(y=1.0, line=dict(dash="dot", color="#555"))
+    # on a log axis plotly.js reads an annotation's y as an exponent: 0 puts the label at one turn
+    fig.add_annotation(x=1, xref="x domain", xanchor="right", y=math.log10(1.0), yref="y", yanchor="bottom",
+                       showarrow=False, text="one turn")
     fig.update_yaxes(type="log")
     return fig

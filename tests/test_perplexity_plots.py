@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from posenc.interactive import Explorer
@@ -56,6 +58,11 @@ def test_the_length_explorer_reads_each_line_as_scored() -> None:
     assert new[0]["y"] == pytest.approx([2.0, 3.5, 4.5])  # at the training length: every position
     fewer = explorer.frame(models="RoPE only", windows="every position").traces
     assert fewer[2]["visible"] is False and fewer[0]["visible"] is True
+    # the training length is marked on the log axis: the line at 16, its label at log10(16), where plotly.js
+    # puts an annotation of a log axis (at x=16 it would sit at 10**16, off the plot)
+    layout = explorer.figure.layout
+    assert layout.xaxis.type == "log" and layout.shapes[0].x0 == 16
+    assert layout.annotations[0].text == "trained on 16" and layout.annotations[0].x == pytest.approx(math.log10(16))
 
 
 def test_the_profile_explorer_marks_where_new_positions_start() -> None:
@@ -66,6 +73,7 @@ def test_the_profile_explorer_marks_where_new_positions_start() -> None:
     assert frame.traces[0]["y"] == pytest.approx([2.0, 3.0, 3.0, 3.0])
     assert frame.traces[2]["y"] == pytest.approx([2.5, 3.5, 3.5, 3.5])
     assert frame.layout["xaxis.range"] == [0, 64]
+    assert explorer.figure.layout.annotations[0].x == 16 and explorer.figure.layout.annotations[0].xanchor == "left"
     rope = cells["text", "rope"]
     relative = bpb_profile_explorer({"all": cells}, lengths=(32, 64), reference=rope)
     minus = relative.frame(models="all", length=64, scale="minus rope")

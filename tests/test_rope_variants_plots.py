@@ -17,6 +17,8 @@ def test_partial_ladders_figure_draws_the_three_ladders() -> None:
     assert min(truncated.y) > 1 > min(compressed.y)  # p-RoPE stops before the pairs below one turn
     assert list(truncated.y) == list(full.y[:16])
     assert fig.layout.yaxis.type == "log"
+    # the line at one turn, and its label where plotly.js puts y on a log axis (10 ** y): y = 0, not 1
+    assert fig.layout.shapes[0].y0 == 1.0 and fig.layout.annotations[0].y == 0.0
 
 
 def test_partial_ladders_figure_names_a_bad_argument() -> None:
