@@ -203,14 +203,14 @@ def bpb_profile_explorer(groups: Mapping[str, Mapping[tuple[str, str], SuiteCell
         line marks the training length.
     """
     lines = _check_groups(groups)
+    lengths = check_int_sequence("lengths", lengths, min_len=1)
     if reference is not None:
         if not isinstance(reference, SuiteCell):
             raise TypeError(f"reference must be a SuiteCell (choose_learning_rates(...)) or None, got "
                             f"{type(reference).__name__}")
-        missing = [n for n in check_int_sequence("lengths", lengths, min_len=1) if profile_mean(reference, n) is None]
+        missing = [n for n in lengths if profile_mean(reference, n) is None]
         if missing:
             raise ValueError(f"reference {reference.label!r} has no plain loss profile at {missing}")
-    lengths = check_int_sequence("lengths", lengths, min_len=1)
     train_len = _train_len(groups)
     if min(lengths) <= train_len:
         raise ValueError(f"lengths must be past the training length {train_len}, got {list(lengths)}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from posenc.checks import check_choice, check_instance, check_mapping
 from posenc.interactive import Control, Explorer, Frame
@@ -116,25 +116,35 @@ def seed_explorer(
                     "learning rate chosen for its scheme on the validation split.")
 
 
-#: What a learning curve can show: the stored history key, the axis title, the scale, the y range
-#: (``None``: fit the data) and the caption's words.
-CURVE_MEASURES: dict[str, tuple[str, str, float, tuple[float, float] | None, str]] = {
-    "accuracy": ("accuracy", "token accuracy at the training length", 1.0, (-0.02, 1.05),
-                 "the accuracy on {sequences} {every}"),
-    "training loss": ("loss", "training loss (bits per token)", 1 / math.log(2), None,
-                      "the training loss in bits per token (nats / ln 2), averaged over the steps since the "
-                      "previous point, {every}"),
+class _CurveMeasure(NamedTuple):
+    """What a learning curve can show: the history key it reads, its axis title, the factor its values
+    are multiplied by, its y range (``None``: fit the data) and the caption's words for it."""
+
+    key: str
+    axis_title: str
+    scale: float
+    y_range: tuple[float, float] | None
+    caption: str
+
+
+#: The curves :func:`learning_curve_explorer` offers, by name.
+CURVE_MEASURES: dict[str, _CurveMeasure] = {
+    "accuracy": _CurveMeasure("accuracy", "token accuracy at the training length", 1.0, (-0.02, 1.05),
+                             "the accuracy on {sequences} {every}"),
+    "training loss": _CurveMeasure("loss", "training loss (bits per token)", 1 / math.log(2), None,
+                                  "the training loss in bits per token (nats / ln 2), averaged over the steps "
+                                  "since the previous point, {every}"),
 }
 
 
 def _curve_layout(measure: str, task: str) -> dict[str, Any]:
     """The layout paths one (task, measure) setting of :func:`learning_curve_explorer` sets."""
-    _, y_title, _, y_range, _ = CURVE_MEASURES[measure]
-    layout: dict[str, Any] = {"title.text": f"Learning curves: {task}", "yaxis.title.text": y_title}
-    if y_range is None:
+    shown = CURVE_MEASURES[measure]
+    layout: dict[str, Any] = {"title.text": f"Learning curves: {task}", "yaxis.title.text": shown.axis_title}
+    if shown.y_range is None:
         layout["yaxis.autorange"] = True
     else:
-        layout["yaxis.range"] = list(y_range)
+        layout["yaxis.range"] = list(shown.y_range)
     return layout
 
 
@@ -178,9 +188,9 @@ def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task:
     for other in tasks:
         if [label for t, label in cells if t == other] != labels:
             raise ValueError(f"task {other!r} has other schemes than {tasks[0]!r}; the explorer needs the same ones")
-    steps = curve(cells[tasks[0], labels[0]].runs, CURVE_MEASURES[measures[0]][0])[0]
+    steps = curve(cells[tasks[0], labels[0]].runs, CURVE_MEASURES[measures[0]].key)[0]
     fig = new_figure(
-        title="Learning curves", x_title="training step", y_title=CURVE_MEASURES[measure][1],
+        title="Learning curves", x_title="training step", y_title=CURVE_MEASURES[measure].axis_title,
         alt=f"Line chart of {' or '.join(measures)} against training step, one line per position scheme, "
         "for the chosen setting: the mean over seeds at each scheme's chosen learning rate.", height=440)
     styles = cell_styles(cells[tasks[0], label] for label in labels)
@@ -190,11 +200,11 @@ def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task:
                         line=dict(color=colour, width=2, dash=dash), marker=dict(size=6, symbol=symbol))
 
     def update(task: str = task, measure: str = measure) -> Frame:
-        key, _, scale, _, _ = CURVE_MEASURES[measure]
+        shown = CURVE_MEASURES[measure]
         traces = {}
         for index, label in enumerate(labels):
-            xs, means, _ = curve(cells[task, label].runs, key)
-            traces[index] = {"x": xs, "y": [scale * m for m in means]}
+            xs, means, _ = curve(cells[task, label].runs, shown.key)
+            traces[index] = {"x": xs, "y": [shown.scale * m for m in means]}
         return Frame(traces=traces, layout=_curve_layout(measure, task))
 
     config = cells[tasks[0], labels[0]].runs[0].config
@@ -203,6 +213,6 @@ def learning_curve_explorer(cells: Mapping[tuple[str, str], SuiteCell], *, task:
     controls = ([Control("task", tasks, default=task, label="task")] if len(tasks) > 1 else []) + (
         [Control("measure", list(measures), default=measure, label="curve")] if len(measures) > 1 else [])
     chosen = " and ".join(["a task"] * (len(tasks) > 1) + ["a curve"] * (len(measures) > 1))
-    words = "; or ".join(CURVE_MEASURES[name][4].format(sequences=sequences, every=every) for name in measures)
+    words = "; or ".join(CURVE_MEASURES[name].caption.format(sequences=sequences, every=every) for name in measures)
     return Explorer(fig, update, controls,
                     caption=f"Choose {chosen}. Mean over seeds of {words}, each scheme at its chosen learning rate.")

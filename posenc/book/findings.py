@@ -86,7 +86,7 @@ REALISTIC_PASSKEY = "realistic_passkey_grid.json"
 REALISTIC_TEXT = "realistic_text_grid.json"
 REALISTIC_TEXT_LONG = "realistic_text_long_grid.json"
 #: By how many bits per byte a reading must be worse to count as "worse" (about 3 % of the models'
-#: level at the training length, several times the spread between two seeds).
+#: level at the training length); whether two seeds are enough to tell is the robustness module's call.
 TEXT_MARGIN = 0.1
 #: Chapter 7's two regimes: the grid, the training length ``L`` (read at 2L and 4L), the runs each
 #: side reads and the learned table: the causal suite's anchored runs (width 16, four heads, 16
