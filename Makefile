@@ -77,9 +77,10 @@ classroom-kit: pdf student
 STUDENT_SMOKE := _build/student/01_why_order_matters.ipynb
 
 # Type check first, then build, then every test: tests marked `site` read the build and fail
-# (not skip) without it; only a missing Chromium skips the browser checks, with the reason. The
-# notebooks run three times in all: in the build (cached per notebook), under nbval (book/), and
-# in JupyterLab (tests/test_lab.py); tests/test_pdf.py prints the PDF on one worker while the
+# (not skip) without it; only a missing Chromium skips the browser checks, with the reason. Every
+# notebook runs twice: in the build (cached per notebook) and under nbval (book/). JupyterLab
+# (tests/test_lab*.py) runs three of them in full, one per kind of explorer control, and opens the
+# others (make lab-test runs them all); tests/test_pdf.py prints the PDF on one worker while the
 # other worker runs other tests.
 test: setup typecheck browser-deps book student
 	$(BIN)/python -m pytest $(PYTEST_FLAGS) --nbval-lax tests book $(STUDENT_SMOKE)
@@ -99,9 +100,10 @@ browser: setup browser-deps book
 lab: setup
 	$(BIN)/jupyter lab book
 
-# The notebooks in a real JupyterLab driven by headless Chromium (tests/test_lab*.py), no build needed.
+# Every notebook run in full in a real JupyterLab driven by headless Chromium (tests/test_lab*.py),
+# no build needed.
 lab-test: setup browser-deps
-	$(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m lab
+	POSENC_LAB_RUN=all $(BIN)/python -m pytest $(PYTEST_FLAGS) tests -m lab
 
 # Regenerate every stored grid in book/data (experiments/configs.py defines them; GRIDS_ARGS="--dry-run"
 # lists each grid's runs and compares them with the stored file). All of them from nothing take many

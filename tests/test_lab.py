@@ -4,9 +4,11 @@ A real JupyterLab 4 (this venv's, with its python3 kernel and lab extensions, th
 folders, autosave off) is started once per pytest worker; headless Chromium, driven by
 Playwright, opens each notebook with ``/lab/tree/<path>?reset``, runs *Run > Run All Cells*
 and checks what Lab shows (``support.lab.inspect_notebook``): the run itself, error outputs,
-widgets, one control moved in each explorer, and raw MyST markup in rendered Markdown. Each
-notebook runs once; the tests below read its report, one test per check, so a failure names
-the notebook and the check. This file checks the first half of the table of contents and
+widgets, one control moved in each explorer, and raw MyST markup in rendered Markdown. ``make
+test`` runs the notebooks of ``support.lab.RUN_IN_LAB`` in full and opens the others (kernel
+started, Markdown checked); ``make lab-test`` runs every notebook in full. Each notebook is read
+once; the tests below read its report, one test per check, so a failure names the notebook and
+the check. This file checks the first half of the table of contents and
 ``tests/test_lab_second_half.py`` the second, so that two pytest workers share the work.
 
 Marked ``lab`` (``make lab-test`` runs only these; ``make unit`` leaves them out). Skipped,
@@ -21,15 +23,18 @@ from __future__ import annotations
 
 import pytest
 from support.lab import (  # noqa: F401 - lab and reports are the fixtures of these tests
-    CHECKS,
+    CONTROL_KINDS_MOVED,
     REQUIRED_EXTENSIONS,
+    RUN_IN_LAB,
     LabReport,
     LabReports,
     LabServer,
     _only_lost_redraws,
     check_notebook_in_lab,
     lab,
+    lab_checks,
     reports,
+    runs_in_lab,
     toc_notebooks,
 )
 
@@ -56,10 +61,28 @@ def test_lab_uses_this_environment_and_throwaway_settings(lab: LabServer) -> Non
     assert "python3" in kernels["kernelspecs"], kernels
 
 
-@pytest.mark.parametrize("check", list(CHECKS))
-@pytest.mark.parametrize("path", FIRST_HALF)
+@pytest.mark.parametrize("path, check", lab_checks(FIRST_HALF))
 def test_notebook_in_lab(reports: LabReports, path: str, check: str) -> None:
     check_notebook_in_lab(reports, path, check)
+
+
+def test_full_runs_move_every_kind_of_control(reports: LabReports) -> None:
+    """The notebooks run in full are in the table of contents and, between them, move each kind
+    of live control the book's explorers move first (else they no longer represent the others)."""
+    assert set(RUN_IN_LAB) <= set(NOTEBOOKS) and set(RUN_IN_LAB) <= set(FIRST_HALF), RUN_IN_LAB
+    moved = {explorer["kind"] for path in RUN_IN_LAB for explorer in reports.report(path).explorers if explorer["ok"]}
+    missing = [kind for kind in CONTROL_KINDS_MOVED if kind not in moved]
+    assert not missing, f"no explorer of {RUN_IN_LAB} moved a {missing} control (moved: {sorted(moved)})"
+
+
+def test_the_choice_of_full_runs_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POSENC_LAB_RUN", "all")
+    assert all(runs_in_lab(path) for path in NOTEBOOKS)
+    monkeypatch.setenv("POSENC_LAB_RUN", "every")
+    with pytest.raises(ValueError, match=r"POSENC_LAB_RUN='every': expected 'all'"):
+        runs_in_lab(NOTEBOOKS[0])
+    monkeypatch.delenv("POSENC_LAB_RUN")
+    assert [path for path in NOTEBOOKS if runs_in_lab(path)] == list(RUN_IN_LAB)
 
 
 def test_only_lost_redraws_are_retried() -> None:

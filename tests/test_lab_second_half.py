@@ -7,7 +7,7 @@ the two halves run side by side, each with its own Lab and browser.
 from __future__ import annotations
 
 import pytest
-from support.lab import CHECKS, LabReports, check_notebook_in_lab, lab, reports, toc_notebooks  # noqa: F401 - fixtures
+from support.lab import LabReports, check_notebook_in_lab, lab, lab_checks, reports, toc_notebooks  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.lab
 
@@ -15,8 +15,7 @@ NOTEBOOKS = toc_notebooks()
 SECOND_HALF = NOTEBOOKS[(len(NOTEBOOKS) + 1) // 2 :]
 
 
-@pytest.mark.parametrize("check", list(CHECKS))
-@pytest.mark.parametrize("path", SECOND_HALF)
+@pytest.mark.parametrize("path, check", lab_checks(SECOND_HALF))
 def test_notebook_in_lab(reports: LabReports, path: str, check: str) -> None:
     check_notebook_in_lab(reports, path, check)
 

@@ -418,6 +418,10 @@ _UNRENDERED = """(panel) => {
   }
   return count;
 }"""
+_CELL_COUNT = """(panel) => {
+  const p = document.querySelector(panel);
+  return p ? p.querySelectorAll('.jp-Notebook-cell').length : 0;
+}"""
 #: Seconds to wait for the last Markdown cells to render before they count as not rendered.
 MARKDOWN_TIMEOUT_S = 15.0
 
@@ -558,15 +562,15 @@ def _open(page: Any, lab: LabServer, path: str, report: LabReport) -> bool:
     page.goto(lab.tree_url(path), wait_until="domcontentloaded")
     state = _wait(page, _READY, PANEL, OPEN_TIMEOUT_S, lambda value: value is not None)
     if state is None:
-        report.add("run", f"Lab did not show the notebook with an idle kernel within {OPEN_TIMEOUT_S} s")
+        report.add("open", f"Lab did not show the notebook with an idle kernel within {OPEN_TIMEOUT_S} s")
         return False
     if "dialog" in state:
-        report.add("run", f"Lab opened a dialog instead of the notebook: {state['dialog']!r}")
+        report.add("open", f"Lab opened a dialog instead of the notebook: {state['dialog']!r}")
         return False
     tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current").first
     title = tab.get_attribute("title") or ""
     if f"Path: {path}" not in title:
-        report.add("run", f"the current tab is not the notebook (its title is {title!r})")
+        report.add("open", f"the current tab is not the notebook (its title is {title!r})")
         return False
     return True
 
@@ -621,14 +625,34 @@ def _run_all(page: Any, lab: LabServer, path: str, report: LabReport, timeout_s:
     )
 
 
+def _check_markdown(page: Any, report: LabReport, cells: int | None = None) -> dict[str, Any]:
+    """The ``markdown`` check (every Markdown cell rendered, no raw MyST); returns what
+    ``_COLLECT`` gathered, for the checks of a notebook that ran.
+
+    ``cells``: the notebook's number of cells on disk. Lab adds a freshly opened notebook's cells
+    to the page a few at a time, so the check first waits until all of them are there."""
+    if cells is not None:
+        _wait(page, _CELL_COUNT, PANEL, MARKDOWN_TIMEOUT_S, lambda n: n >= cells)
+    _wait(page, _UNRENDERED, PANEL, MARKDOWN_TIMEOUT_S, lambda n: n == 0)
+    data: dict[str, Any] = page.evaluate(_COLLECT, PANEL)
+    for index in data["unrendered"]:
+        report.add("markdown", f"cell {index}: Markdown cell not rendered")
+    for block in data["markdown"]:
+        where = f"cell {block['index']}" + (" (output)" if block["where"] == "output" else "")
+        for directive in block["directives"]:
+            report.add("markdown", f"{where}: raw directive shown as a code block: {directive[:120]!r}")
+        for kind, excerpt in _raw_myst(block["text"]):
+            report.add("markdown", f"{where}: raw MyST {kind} {excerpt}")
+    return data
+
+
 def _check_outputs(page: Any, lab: LabServer, path: str, report: LabReport) -> None:
     pending = _wait(page, _WIDGETS_PENDING, [PANEL, CONTROLS], WIDGET_TIMEOUT_S, lambda n: n == 0)
-    _wait(page, _UNRENDERED, PANEL, MARKDOWN_TIMEOUT_S, lambda n: n == 0)
-    data = page.evaluate(_COLLECT, PANEL)
+    on_disk = _code_cells_with_source(lab.root, path)
+    data = _check_markdown(page, report, on_disk[0] if on_disk else None)
     code = [cell for cell in data["cells"] if cell["kind"] == "code"]
     report.code_cells = len(code)
     report.cells_run = sum(bool(re.search(r"\[\d+\]", cell["prompt"])) for cell in code)
-    on_disk = _code_cells_with_source(lab.root, path)
     # (Skipped if the file changed meanwhile: indices would not match.)
     if on_disk is not None and on_disk[0] == len(data["cells"]):
         with_source = on_disk[1]
@@ -649,14 +673,6 @@ def _check_outputs(page: Any, lab: LabServer, path: str, report: LabReport) -> N
         report.add("widgets", f"cell {widget['index']}: {widget['what']!r}")
     if pending and not data["widgets"]:
         report.add("widgets", f"{pending} widget output(s) still rendering after {WIDGET_TIMEOUT_S} s")
-    for index in data["unrendered"]:
-        report.add("markdown", f"cell {index}: Markdown cell not rendered")
-    for block in data["markdown"]:
-        where = f"cell {block['index']}" + (" (output)" if block["where"] == "output" else "")
-        for directive in block["directives"]:
-            report.add("markdown", f"{where}: raw directive shown as a code block: {directive[:120]!r}")
-        for kind, excerpt in _raw_myst(block["text"]):
-            report.add("markdown", f"{where}: raw MyST {kind} {excerpt}")
 
 
 def _figure_state(page: Any, explorer_id: int) -> dict[str, Any] | None:
@@ -797,9 +813,12 @@ def inspect_notebook(
     run_timeout: float = RUN_TIMEOUT_S,
     explorer_timeout: float = EXPLORER_TIMEOUT_S,
     screenshot: Path | None = None,
+    run: bool = True,
 ) -> LabReport:
     """Open ``path`` (relative to the served root) in a new tab of ``context`` (a Playwright
     ``BrowserContext``), Run All, check it, shut its kernel down and close the tab.
+
+    ``run=False``: open it (with its kernel) and check its Markdown only; no cell runs.
 
     ``screenshot``: where to save a PNG of the tab after the checks (the first explorer in
     view, if there is one)."""
@@ -823,11 +842,15 @@ def inspect_notebook(
         if _open(page, lab, path, report):
             report.seconds["open"] = time.perf_counter() - started
             mark = time.perf_counter()
-            _run_all(page, lab, path, report, run_timeout)
-            report.seconds["run"] = time.perf_counter() - mark
-            mark = time.perf_counter()
-            _check_outputs(page, lab, path, report)
-            _check_explorers(page, lab, path, report, explorer_timeout)
+            if run:
+                _run_all(page, lab, path, report, run_timeout)
+                report.seconds["run"] = time.perf_counter() - mark
+                mark = time.perf_counter()
+                _check_outputs(page, lab, path, report)
+                _check_explorers(page, lab, path, report, explorer_timeout)
+            else:
+                on_disk = _code_cells_with_source(lab.root, path)
+                _check_markdown(page, report, on_disk[0] if on_disk else None)
             report.seconds["checks"] = time.perf_counter() - mark
             if screenshot is not None:
                 first = page.locator('[data-lab-check-explorer="0"]')
@@ -838,12 +861,12 @@ def inspect_notebook(
                 page.screenshot(path=str(screenshot))
                 report.screenshot = str(screenshot)
     except PlaywrightError as error:
-        report.add("run", f"the browser failed: {type(error).__name__}: {str(error).splitlines()[0]}")
+        report.add("run" if run else "open", f"the browser failed: {type(error).__name__}: {str(error).splitlines()[0]}")
     finally:
         try:
             lab.shutdown_kernels(path)
         except (URLError, HTTPError, OSError) as error:
-            report.add("run", f"could not shut the kernel down: {error}")
+            report.add("run" if run else "open", f"could not shut the kernel down: {error}")
         page.close()
     report.seconds["total"] = time.perf_counter() - started
     return report
@@ -894,14 +917,46 @@ if __name__ == "__main__":
 
 # -- the tests' shared parts: tests/test_lab.py and tests/test_lab_second_half.py each check half of the
 # notebooks (one pytest worker each, so the two halves run side by side) ----------------------------------
-#: The checks of every notebook: the keys of ``LabReport.findings`` and what each guards.
+#: The checks of a notebook run in full: the keys of ``LabReport.findings`` and what each guards.
 CHECKS = {
-    "run": "Lab opens the notebook with a kernel, Run All finishes within the timeout, every code cell runs",
+    "open": "Lab opens the notebook and starts its kernel",
+    "run": "Run All finishes within the timeout and every code cell runs",
     "errors": "no error output (traceback) in any cell, no failed inline expression in Markdown",
     "widgets": "every widget renders: no 'Error displaying widget', no error view, no 'Loading widget' left",
     "explorers": "in every explorer, moving the first control redraws the figure",
     "markdown": "no raw MyST markup or unfilled placeholder in rendered Markdown",
 }
+#: The checks of a notebook only opened (see ``RUN_IN_LAB``).
+OPEN_CHECKS = {check: CHECKS[check] for check in ("open", "markdown")}
+
+#: The notebooks ``make test`` runs in full in Lab (Run All, every widget, one control moved in
+#: each explorer). Between them they drive every kind of live control that an explorer moves
+#: first: toggle buttons (chapter 1), integer sliders (chapter 2) and a selection slider over
+#: stored steps (chapter 3); all explorers are the one ``posenc.interactive.Explorer`` widget.
+#: Every other notebook is opened in Lab with its kernel and its Markdown checked. What a full run
+#: would add for them is checked elsewhere on every notebook: the strict build and nbval run each
+#: one in a kernel; the build computes every explorer's frames with the update its widget calls
+#: (tests/test_interactive.py drives that widget off the grid); the site's browser checks click
+#: every static explorer. ``make lab-test`` runs every notebook in full
+#: (``POSENC_LAB_RUN=all``).
+RUN_IN_LAB = ("book/01_why_order_matters.ipynb", "book/02_sinusoidal.ipynb", "book/03_learned.ipynb")
+#: The live control kinds (``_FIND_EXPLORERS``'s names) the full runs must have moved.
+CONTROL_KINDS_MOVED = ("slider", "toggle buttons")
+
+
+def runs_in_lab(path: str) -> bool:
+    """Whether the Lab tests run ``path`` in full (``RUN_IN_LAB``, or every notebook when the
+    environment sets ``POSENC_LAB_RUN=all``)."""
+    choice = os.environ.get("POSENC_LAB_RUN", "")
+    if choice not in ("", "all"):
+        raise ValueError(f"POSENC_LAB_RUN={choice!r}: expected 'all' (every notebook in full) or unset")
+    return choice == "all" or path in RUN_IN_LAB
+
+
+def lab_checks(paths: list[str]) -> list[tuple[str, str]]:
+    """(notebook, check) pairs of the Lab tests: every check of a notebook run in full, the
+    open checks of the others."""
+    return [(path, check) for path in paths for check in (CHECKS if runs_in_lab(path) else OPEN_CHECKS)]
 
 
 # Module scope, not session: Playwright allows one sync instance per thread, and the next test
@@ -931,10 +986,11 @@ class LabReports:
 
     def report(self, path: str) -> LabReport:
         if path not in self.reports:
-            report = inspect_notebook(self.context, self.lab, path)
+            run = runs_in_lab(path)
+            report = inspect_notebook(self.context, self.lab, path, run=run)
             if _only_lost_redraws(report):
                 self.retried[path] = list(report.findings["explorers"])
-                report = inspect_notebook(self.context, self.lab, path)
+                report = inspect_notebook(self.context, self.lab, path, run=run)
             self.reports[path] = report
         return self.reports[path]
 
@@ -961,11 +1017,13 @@ def _mentions_explorer(path: str) -> bool:
 def check_notebook_in_lab(reports: LabReports, path: str, check: str) -> None:
     """One check of one notebook (the body of the tests of tests/test_lab*.py)."""
     report = reports.report(path)
-    if check == "run":
+    if check == "open":
         print(report.describe())  # timings, explorers moved, stderr: shown with `pytest -rA`
         if path in reports.retried:
             print(f"first attempt, retried once in a fresh kernel: {reports.retried[path]}")
-    if check != "run" and "run" in report.findings and report.cells_run == 0:
+    if check != "open" and "open" in report.findings:
+        pytest.fail(f"the notebook did not open in Lab:\n{report.describe()}", pytrace=False)
+    if check not in ("open", "run") and "run" in report.findings and report.cells_run == 0:
         pytest.fail(f"the notebook did not run in Lab:\n{report.describe()}", pytrace=False)
     problems = report.findings.get(check, [])
     if check == "explorers" and not report.explorers and _mentions_explorer(path):
