@@ -1,8 +1,8 @@
 """What ``make test`` (and so CI, through ``.ci/run``) runs, read from ``make -n`` (the commands make
 would run, in order) rather than from the Makefile's text.
 
-These guard the promises of the README's test command: the type check runs before the build,
-the site is built before pytest, pytest runs the tests, every book notebook and one student
+These guard the promises of the README's test command: the type check and the build run
+(side by side) before pytest, the notebooks execute before the strict build, pytest runs the tests, every book notebook and one student
 notebook, its exit status (including 5, "no test ran") is never swallowed, parallelism follows
 the machine, and ``make unit`` leaves out exactly the tests that need a build or a browser.
 """
@@ -32,13 +32,16 @@ def index_of(commands: list[str], pattern: str) -> int:
     return hits[0]
 
 
-def test_test_type_checks_then_builds_then_runs_every_test_and_notebook() -> None:
+def test_test_type_checks_and_builds_then_runs_every_test_and_notebook() -> None:
     commands = planned("test")
     typecheck = index_of(commands, r"-m mypy posenc$")
     execute = index_of(commands, r"-m tools\.execute_book")
     build = index_of(commands, r"jupyter-book build \. -W -n --keep-going")
     pytest = index_of(commands, r"-m pytest ")
-    assert typecheck < execute < build < pytest, commands
+    assert execute < build < pytest and typecheck < pytest, commands
+    # mypy and the build side by side: one make, two jobs, each job's output kept together
+    both = index_of(commands, r"make .*-j2 .*--output-sync=target typecheck book$")
+    assert both < typecheck and both < execute, commands
     arguments = commands[pytest].split(" -m pytest ", 1)[1].split()
     assert "--nbval-lax" in arguments and {"tests", "book"} <= set(arguments), arguments
     students = [a for a in arguments if a.startswith("_build/student/")]

@@ -224,7 +224,9 @@ def checker(fixture_site: Path) -> Iterator[SiteChecker]:
     reason = missing_chromium()
     if reason:
         pytest.skip(reason)
-    with site_checker(fixture_site, artifacts=fixture_site / "artifacts") as checker:
+    # The fixture's small figures draw in well under a second: the page whose figure never draws
+    # waits 3 s for it, not the book's 15.
+    with site_checker(fixture_site, artifacts=fixture_site / "artifacts", render_timeout_ms=3_000) as checker:
         yield checker
 
 

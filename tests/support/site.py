@@ -900,6 +900,7 @@ def check_page(
     axe_source: str | None,
     artifacts: Path | None = ARTIFACTS,
     viewport: Viewport = DESKTOP,
+    render_timeout_ms: int = RENDER_TIMEOUT_MS,
 ) -> PageReport:
     """Open ``page_path`` (site-relative) in a new tab of ``context`` and check it.
 
@@ -910,6 +911,7 @@ def check_page(
         artifacts: folder for screenshots of failing pages (None: no screenshots).
         viewport: how the context shows pages: taps instead of clicks and the touch checks on
             a touch screen, the theme the page must show, whether axe-core runs.
+        render_timeout_ms: how long to wait for MathJax and every plotly figure before the checks.
     """
     from playwright.sync_api import Error as PlaywrightError
 
@@ -987,7 +989,7 @@ def check_page(
         if target is not None:  # a redirect stub: check the page it leads to
             page.wait_for_url(target, wait_until="load")
             report.url = target
-        page.evaluate(_WAIT_FOR_RENDER, RENDER_TIMEOUT_MS)
+        page.evaluate(_WAIT_FOR_RENDER, render_timeout_ms)
         # Late requests (fonts asked for by MathJax or CSS) must be seen too: wait for quiet.
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and (traffic["in_flight"] > 0 or time.monotonic() - traffic["last"] < 0.3):
@@ -1113,8 +1115,10 @@ class SiteChecker:
     """A browser and a server for one site; checks each page once per viewport and remembers
     the report. One browser context per viewport, made when first needed."""
 
-    def __init__(self, browser: Any, base_url: str, *, axe_source: str | None, artifacts: Path | None = ARTIFACTS):
+    def __init__(self, browser: Any, base_url: str, *, axe_source: str | None, artifacts: Path | None = ARTIFACTS,
+                 render_timeout_ms: int = RENDER_TIMEOUT_MS):
         self.browser = browser
+        self.render_timeout_ms = render_timeout_ms
         self.base_url = base_url
         self.axe_source = axe_source
         self.artifacts = artifacts
@@ -1131,17 +1135,18 @@ class SiteChecker:
         if key not in self.reports:
             self.reports[key] = check_page(
                 self.context(viewport), self.base_url, page, axe_source=self.axe_source, artifacts=self.artifacts,
-                viewport=viewport,
+                viewport=viewport, render_timeout_ms=self.render_timeout_ms,
             )
         return self.reports[key]
 
 
 @contextmanager
-def site_checker(root: Path, *, axe: bool = True, artifacts: Path | None = ARTIFACTS) -> Iterator[SiteChecker]:
+def site_checker(root: Path, *, axe: bool = True, artifacts: Path | None = ARTIFACTS,
+                 render_timeout_ms: int = RENDER_TIMEOUT_MS) -> Iterator[SiteChecker]:
     """Server + browser for ``root``; yields a :class:`SiteChecker`."""
     source = axe_source() if axe else None
     with serve(root) as base_url, launch_browser() as browser:
-        yield SiteChecker(browser, base_url, axe_source=source, artifacts=artifacts)
+        yield SiteChecker(browser, base_url, axe_source=source, artifacts=artifacts, render_timeout_ms=render_timeout_ms)
 
 
 def main(argv: list[str] | None = None) -> int:
