@@ -232,6 +232,17 @@ def test_raw_myst_is_reported_without_a_myst_renderer(context: Any, plain_lab: L
 
 
 @pytest.mark.lab
+def test_a_notebook_only_opened_has_its_markdown_checked_and_runs_nothing(context: Any, plain_lab: LabServer) -> None:
+    """``run=False`` (the notebooks make test does not run in full): Lab opens it with its kernel,
+    no cell runs, and raw MyST is still reported."""
+    report = inspect_notebook(context, plain_lab, "raw_glue.ipynb", run=False)
+    assert set(report.findings) == {"markdown"}, report.describe()
+    assert any("'{glue:text}'" in problem for problem in report.findings["markdown"]), report.describe()
+    assert "run" not in report.seconds and report.cells_run == 0, report.describe()
+    assert plain_lab.sessions() == [], plain_lab.sessions()
+
+
+@pytest.mark.lab
 def test_unfilled_glue_is_reported_in_this_lab(context: Any, checker_lab: LabServer) -> None:
     """With jupyterlab-myst (if installed) {glue:text} is not filled either: its placeholder shows."""
     problems = check_notebook(context, checker_lab, "raw_glue.ipynb")

@@ -8,7 +8,8 @@
 * :func:`inspect_notebook`: opens one notebook as a reader would (``/lab/tree/<path>?reset``),
   runs it with *Run > Run All Cells*, waits for the kernel, then checks what Lab shows:
 
-  - ``run``: Lab opened it with a kernel, Run All finished in time, every code cell ran;
+  - ``open``: Lab opened it and started its kernel;
+  - ``run``: Run All finished in time, every code cell ran;
   - ``errors``: no error output (Lab 4 renders a traceback as an output with the mimetype
     ``application/vnd.jupyter.stderr``, like a warning: tracebacks are told apart by their
     text; other stderr output is recorded, not failed);
@@ -20,7 +21,8 @@
   - ``markdown``: no raw MyST markup or unfilled placeholder in rendered Markdown (roles such
     as ``{glue:text}``/``{term}``, directive fences, ``(label)=`` lines, ``name:.3f``);
 
-  then shuts the kernel down (REST ``DELETE /api/sessions/<id>``) and closes the tab.
+  then shuts the kernel down (REST ``DELETE /api/sessions/<id>``) and closes the tab. With
+  ``run=False`` it stops after ``open`` and ``markdown``: no cell runs.
   :func:`check_notebook` returns just the list of problems.
 
 Chromium and Playwright come from the same helpers as the site checks (``support.site``).
