@@ -78,11 +78,11 @@ STUDENT_SMOKE := _build/student/01_why_order_matters.ipynb
 
 # Type check and build side by side (mypy takes one core for about 40 s of a fresh clone; the
 # build's kernels and Sphinx leave room for it), then every test: tests marked `site` read the
-# build and fail (not skip) without it; only a missing Chromium skips the browser checks, with the reason. Every
-# notebook runs twice: in the build (cached per notebook) and under nbval (book/). JupyterLab
-# (tests/test_lab*.py) runs three of them in full, one per kind of explorer control, and opens the
-# others (make lab-test runs them all); tests/test_pdf.py prints the PDF on one worker while the
-# other worker runs other tests.
+# build and fail (not skip) without it; only a missing Chromium skips the browser checks, with
+# the reason. Every notebook runs twice: in the build (cached per notebook) and under nbval
+# (book/). JupyterLab (tests/test_lab*.py) runs three of them in full, one per kind of explorer
+# control, and opens the others (make lab-test runs them all); tests/test_pdf.py prints the PDF
+# on one worker while the other worker runs other tests.
 test: setup browser-deps
 	$(MAKE) --no-print-directory -j2 --output-sync=target typecheck book
 	$(MAKE) --no-print-directory student

@@ -41,8 +41,8 @@ from posenc.checks import (
     check_tensor,
 )
 
-__all__ = ["MODES", "EVAL_BYTES", "PROFILE_BUCKET", "READINGS", "ScoredBytes", "LengthScores", "scored_bytes",
-           "length_scores", "ngram_bits"]
+__all__ = ["MODES", "EVAL_BYTES", "PROFILE_BUCKET", "READINGS", "ScoredBytes", "LengthScores", "sliding_stride",
+           "scored_bytes", "length_scores", "ngram_bits"]
 
 #: How a text is cut into windows (see the module docstring).
 MODES: tuple[str, ...] = ("chunks", "sliding")
@@ -114,6 +114,13 @@ def _check_data(data: object, name: str = "data") -> None:
         raise ValueError(f"{name} must hold bytes (0 .. 255), got values from {int(tensor.min())} to {int(tensor.max())}")
 
 
+def sliding_stride(length: int) -> int:
+    """The sliding windows' default step for windows of ``length`` bytes: a quarter of the window
+    (at least 1), so every byte after the first window is read with at least ``length - stride``
+    bytes before it (384 at 512)."""
+    return max(1, check_positive_int("length", length) // 4)
+
+
 def _windows(n_bytes: int, length: int, mode: str, stride: int) -> list[tuple[int, int]]:
     """``(start, first scored offset)`` of every window over ``n_bytes + 1`` bytes (targets need one more)."""
     if mode == "chunks":
@@ -143,7 +150,7 @@ def scored_bytes(
         data: ``(n,)`` bytes (any integer dtype); targets are the next bytes, so ``n > length``.
         length: the window, in bytes.
         mode: ``"chunks"`` or ``"sliding"`` (:data:`MODES`).
-        stride: the sliding window's step (default ``length // 4``); ignored for chunks.
+        stride: the sliding window's step (default :func:`sliding_stride`); ignored for chunks.
         batch_size: windows per forward pass.
 
     Returns:
@@ -153,7 +160,7 @@ def scored_bytes(
     _check_data(data)
     length = check_positive_int("length", length)
     check_choice("mode", mode, MODES)
-    stride = check_positive_int("stride", stride if stride is not None else max(1, length // 4))
+    stride = check_positive_int("stride", stride if stride is not None else sliding_stride(length))
     batch_size = check_positive_int("batch_size", batch_size)
     if stride > length:
         raise ValueError(f"stride must be <= length ({length}), got {stride}")
@@ -202,8 +209,8 @@ def length_scores(
         length: the window, in bytes.
         train_len: the length the model was trained on (new positions start there).
         n_bytes: bytes scored.
-        sliding: also read sliding windows (stride ``length // 4``: four times the cost of the
-            non-overlapping ones).
+        sliding: also read sliding windows (stride :func:`sliding_stride`: four times the cost of
+            the non-overlapping ones).
         bucket: offsets per stretch of the profile.
 
     Returns:

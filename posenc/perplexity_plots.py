@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+import plotly.graph_objects as go
 
 from posenc.checks import check_int_sequence, check_mapping, check_text
 from posenc.interactive import Control, Explorer, Frame
@@ -121,7 +122,7 @@ def _y_range(ys: list[list[float | None]]) -> list[float]:
 
 
 def _figure_with_training_line(n_traces: int, train_len: int, *, markers: bool, log_x: bool, title: str,
-                               x_title: str, y_title: str, alt: str) -> Any:
+                               x_title: str, y_title: str, alt: str) -> go.Figure:
     """An empty figure of ``n_traces`` lines (filled by the frames) with a dashed line at the
     training length, labelled to its right so the label never covers the y axis' ticks."""
     fig = new_figure(title=title, x_title=x_title, y_title=y_title, alt=alt, height=460)

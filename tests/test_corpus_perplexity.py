@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from posenc.corpus import SPLITS, corpus_path, load_documents, split_bytes, verify_corpus
-from posenc.perplexity import ScoredBytes, length_scores, ngram_bits, scored_bytes
+from posenc.perplexity import ScoredBytes, length_scores, ngram_bits, scored_bytes, sliding_stride
 from posenc.tasks import make_generator, make_task
 
 
@@ -103,9 +103,15 @@ def test_each_byte_is_scored_once_with_the_context_the_mode_promises() -> None:
     assert sliding.offsets.numel() == 100 + 36 * 25
     assert int((sliding.offsets[100:] < 75).sum()) == 0  # every later byte has at least 75 bytes of context
     assert chunks.mean(from_offset=50) == pytest.approx(math.log2(256))
+    # by default the step is sliding_stride: a quarter of the window, so 75 bytes of context at 100
+    assert sliding_stride(100) == 25 and sliding_stride(512) == 128 and sliding_stride(3) == 1
+    default = scored_bytes(Uniform(), stream, 100, mode="sliding")
+    assert torch.equal(default.offsets, sliding.offsets)
 
 
 def test_errors_name_the_argument() -> None:
+    with pytest.raises(ValueError, match="length must be"):
+        sliding_stride(0)
     with pytest.raises(ValueError, match="mode must be one of"):
         scored_bytes(Uniform(), torch.arange(100), 10, mode="windows")
     with pytest.raises(ValueError, match="stride must be <= length"):
